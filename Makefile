@@ -1,0 +1,102 @@
+# Two commands on a fresh machine with Python >= 3.10 and make:
+#   make book   set up .venv, build the site into _build/html
+#   make test   set up .venv, run every check (unit, property, doctest, nbval, book build)
+# See README.md and CONTRIBUTING.md for the other targets.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PY     := $(BIN)/python
+STAMP  := $(VENV)/.installed
+NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
+export PATH := $(abspath $(BIN)):$(PATH)
+export PYTHONHASHSEED := 0
+export PYDEVD_DISABLE_FILE_VALIDATION := 1
+
+.PHONY: help setup book book-only test test-unit test-doctest test-notebooks audit notebooks \
+        lab serve bench student lock clean distclean
+
+help:
+	@echo "make book       build the site into _build/html (sets up .venv first)"
+	@echo "make test       unit + property tests, doctests, nbval --strict, warning-free book build"
+	@echo "make lab        JupyterLab on the notebooks"
+	@echo "make serve      serve the built site on http://127.0.0.1:8000"
+	@echo "make notebooks  re-execute every notebook in place, in a fresh kernel each"
+	@echo "make bench      timing benchmarks (explorer updates, helpers, notebook runs)"
+	@echo "make student    notebooks without solutions into _build/student (FORCE=1 to overwrite)"
+	@echo "make clean      remove build outputs (keeps .venv); make distclean also removes .venv"
+
+$(PY):
+	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10) and "Python >= 3.10 is required")'
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): $(PY) requirements.txt requirements-dev.txt constraints.txt pyproject.toml
+	$(PY) -m pip install --disable-pip-version-check --quiet -r requirements-dev.txt
+	# Build matplotlib's font cache now, so no notebook ever prints that it is doing so.
+	$(PY) -c 'import matplotlib.pyplot'
+	touch $@
+
+setup: $(STAMP)
+
+book: $(STAMP)
+	$(MAKE) --no-print-directory book-only
+	@echo
+	@echo "The book is in $(abspath _build/html). Open $(abspath _build/html/index.html)"
+	@echo "or run 'make serve' and visit http://127.0.0.1:8000"
+
+# -W: warnings are errors; -n: nitpicky (every reference must resolve).
+book-only:
+	$(BIN)/jupyter-book build . -W -n --keep-going
+
+test: $(STAMP) test-unit test-doctest test-notebooks
+	$(MAKE) --no-print-directory book-only
+	@echo "make test: all checks passed"
+
+test-unit: $(STAMP)
+	$(PY) -m pytest tests
+
+test-doctest: $(STAMP)
+	$(PY) -m pytest --doctest-modules posenc_helpers
+
+# Strict nbval: every stored output must be reproduced by a fresh run.
+test-notebooks: $(STAMP)
+	$(PY) tools/nbtools.py audit $(NOTEBOOKS)
+	$(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
+		-p no:cacheprovider -o testpaths= -W ignore::DeprecationWarning $(NOTEBOOKS)
+
+audit: $(STAMP)
+	$(PY) tools/nbtools.py audit $(NOTEBOOKS)
+
+notebooks: $(STAMP)
+	$(PY) tools/nbtools.py execute $(NOTEBOOKS)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab --notebook-dir=. notebooks/
+
+serve:
+	@test -f _build/html/index.html || { echo "no built site: run 'make book' first"; exit 1; }
+	$(PYTHON) -m http.server 8000 --bind 127.0.0.1 --directory _build/html
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench.py
+
+student: $(STAMP)
+	$(PY) tools/nbtools.py student $(NOTEBOOKS) --out _build/student $(if $(FORCE),--force,)
+
+# Regenerate constraints.txt from the direct pins (needs python3.10 on PATH).
+lock:
+	rm -rf _build/lock-venv
+	python3.10 -m venv _build/lock-venv
+	_build/lock-venv/bin/pip install --quiet --disable-pip-version-check \
+		$$(grep -hvE '^\s*(#|-c|-r|-e|$$)' requirements.txt requirements-dev.txt)
+	{ echo "# Full lock of the environment resolved for Python 3.10 (also used on 3.11+)."; \
+	  echo "# Regenerate with: make lock"; \
+	  _build/lock-venv/bin/pip freeze --exclude-editable | grep -viE '^(posenc|-e )'; } > constraints.txt
+	rm -rf _build/lock-venv
+
+clean:
+	rm -rf _build .pytest_cache .hypothesis
+	find . -name __pycache__ -not -path './.venv/*' -prune -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV) posenc_helpers.egg-info

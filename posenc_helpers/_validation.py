@@ -1,0 +1,158 @@
+"""Argument checks shared by the public functions.
+
+Every check raises ``TypeError`` when the kind of value is wrong and ``ValueError``
+when the kind is right but the value is not allowed. Messages always name the
+argument and say what is allowed, so a reader can fix the call without reading
+this file.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+__all__: list[str] = []
+
+
+def _describe(value: Any) -> str:
+    """Short description of a value for an error message."""
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{type(value).__name__} {text}"
+
+
+def check_count(value: Any, name: str, *, minimum: int = 0) -> int:
+    """Return ``value`` as a Python int if it is a whole number >= ``minimum``.
+
+    Python and numpy integers are accepted; booleans, floats (even 5.0) and
+    strings are not.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(
+            f"{name} must be an integer >= {minimum}, got {_describe(value)}"
+        )
+    value = int(value)
+    if value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
+    return value
+
+
+def check_even_width(value: Any, name: str) -> int:
+    """Return ``value`` as a Python int if it is a positive even integer."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(
+            f"{name} must be a positive even integer, got {_describe(value)}"
+        )
+    value = int(value)
+    if value <= 0 or value % 2:
+        raise ValueError(f"{name} must be a positive even integer, got {value}")
+    return value
+
+
+def check_positive_real(value: Any, name: str) -> float:
+    """Return ``value`` as a float if it is a finite real number > 0."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"{name} must be a finite real number > 0, got {_describe(value)}"
+        )
+    value = float(value)
+    if not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite real number > 0, got {value!r}")
+    return value
+
+
+def check_real(value: Any, name: str) -> float:
+    """Return ``value`` as a float if it is a finite real number."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a finite real number, got {_describe(value)}")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be a finite real number, got {value!r}")
+    return value
+
+
+def check_choice(value: Any, name: str, allowed: tuple[str, ...]) -> str:
+    """Return ``value`` if it is one of the strings in ``allowed``."""
+    options = ", ".join(repr(a) for a in allowed)
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be one of {options}, got {_describe(value)}")
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {options}, got {value!r}")
+    return value
+
+
+def as_real_array(value: Any, name: str) -> np.ndarray:
+    """Convert ``value`` to a float64 array of finite real numbers (any shape)."""
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"{name} must be an array of real numbers, got {_describe(value)}")
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError) as exc:  # ragged nested lists, for instance
+        raise ValueError(f"{name} must be an array of real numbers: {exc}") from None
+    if array.dtype == object or not (
+        np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)
+    ):
+        if array.dtype == bool:
+            raise TypeError(f"{name} must hold real numbers, not booleans")
+        raise TypeError(
+            f"{name} must hold real numbers (integer or floating dtype), "
+            f"got dtype {array.dtype}"
+        )
+    return array
+
+
+def check_finite(array: np.ndarray, name: str) -> None:
+    """Raise ``ValueError`` if ``array`` holds NaN or infinity."""
+    if array.size and not np.all(np.isfinite(array)):
+        bad = int(np.flatnonzero(~np.isfinite(array))[0])
+        raise ValueError(
+            f"{name} must be finite; entry {bad} (flat index) is {array.ravel()[bad]!r}"
+        )
+
+
+def as_positions(positions: Any, name: str = "positions") -> np.ndarray:
+    """Normalise a position argument to a 1-D float64 array.
+
+    An integer ``n`` means the positions ``0 .. n-1``; anything else must be a
+    1-D array-like of finite real numbers.
+    """
+    if isinstance(positions, numbers.Integral) and not isinstance(positions, (bool, np.bool_)):
+        count = check_count(positions, name)
+        return np.arange(count, dtype=np.float64)
+    if isinstance(positions, (bool, np.bool_)):
+        raise TypeError(
+            f"{name} must be a count (int >= 0) or a 1-D array-like of real numbers, "
+            f"got {_describe(positions)}"
+        )
+    if isinstance(positions, numbers.Real):
+        raise TypeError(
+            f"{name} must be a count (int >= 0) or a 1-D array-like of real numbers; "
+            f"got the scalar {_describe(positions)} (wrap one position in a list: [t])"
+        )
+    array = as_real_array(positions, name)
+    if array.ndim != 1:
+        raise ValueError(
+            f"{name} must be 1-D (one position per token), got an array of shape {array.shape}"
+        )
+    array = array.astype(np.float64)
+    check_finite(array, name)
+    return array
+
+
+def check_dtype_floating(dtype: Any, name: str = "dtype") -> np.dtype:
+    """Return ``np.dtype(dtype)`` if it is a real floating dtype."""
+    try:
+        resolved = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(
+            f"{name} must be a numpy floating dtype such as np.float32 or np.float64, "
+            f"got {_describe(dtype)}"
+        ) from None
+    if not np.issubdtype(resolved, np.floating):
+        raise ValueError(
+            f"{name} must be a real floating dtype (float16, float32, float64), got {resolved}"
+        )
+    return resolved

@@ -1,0 +1,280 @@
+"""The checklist every positional encoding in the book is scored against.
+
+Chapter 01 states six properties a position signal should have; later
+chapters score each method by *running* a check for every property, never by
+typing a tick. An encoding is scored through a function
+
+``encode(positions, seq_len) -> array of shape (len(positions), d)``
+
+that returns the vectors of the integer ``positions`` inside a sequence of
+``seq_len`` tokens (some naive schemes need the length, most ignore it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ._validation import check_count, check_positive_real
+from .metrics import min_pairwise_distance
+
+__all__ = [
+    "Criterion",
+    "CriterionResult",
+    "CHECKLIST",
+    "score_encoding",
+    "checklist_markdown",
+]
+
+Encoder = Callable[[np.ndarray, int], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """One property of the checklist: a short ``key``, a ``name`` and the ``question`` it asks."""
+
+    key: str
+    name: str
+    question: str
+
+
+@dataclass(frozen=True)
+class CriterionResult:
+    """The outcome of checking one criterion: ``passed`` and the measured ``evidence``."""
+
+    passed: bool
+    evidence: str
+
+
+CHECKLIST: tuple[Criterion, ...] = (
+    Criterion("unique", "Unique", "Does every position get its own vector?"),
+    Criterion("bounded", "Bounded", "Do the values stay in a fixed range as sequences grow?"),
+    Criterion(
+        "consistent",
+        "Length-independent",
+        "Does one step between neighbours mean the same in sequences of any length?",
+    ),
+    Criterion("deterministic", "Deterministic", "Does a position always get the same vector?"),
+    Criterion(
+        "extrapolates",
+        "Extends to unseen positions",
+        "Can positions beyond those seen so far be encoded at all?",
+    ),
+    Criterion(
+        "linear_offset",
+        "Offsets are a fixed map",
+        "Is there one matrix M(phi) with PE(t + phi) = M(phi) PE(t) for every t?",
+    ),
+)
+
+_KEYS = tuple(c.key for c in CHECKLIST)
+
+# A finite check cannot prove a bound. It can tell a range that stays put (up to
+# sampling: the largest of more random values is a little larger) from one that
+# grows with the length, as the raw index does (20-fold between the default lengths).
+_BOUNDED_GROWTH = 1.5
+
+
+def _table(encode: Encoder, length: int) -> np.ndarray:
+    out = np.asarray(encode(np.arange(length), length), dtype=np.float64)
+    if out.ndim == 1:
+        out = out[:, None]
+    if out.shape[0] != length:
+        raise ValueError(f"encode returned {out.shape[0]} rows for {length} positions")
+    return out
+
+
+def _guarded(check: Callable[[], CriterionResult]) -> CriterionResult:
+    try:
+        return check()
+    except (IndexError, ValueError, KeyError) as exc:
+        return CriterionResult(False, f"failed to encode: {type(exc).__name__}: {exc}")
+
+
+def score_encoding(
+    encode: Encoder,
+    *,
+    short_length: int = 50,
+    long_length: int = 1000,
+    offsets: tuple[int, ...] = (1, 7),
+    tolerance: float = 1e-8,
+) -> dict[str, CriterionResult]:
+    """Score an encoding on the six checklist properties by running a check for each.
+
+    Parameters
+    ----------
+    encode : callable
+        ``encode(positions, seq_len)`` returning one row per position (a 1-D
+        result is treated as one feature).
+    short_length, long_length : int, optional
+        The two sequence lengths compared (defaults 50 and 1000);
+        ``2 <= short_length < long_length``.
+    offsets : tuple of int, optional
+        Offsets ``phi`` for the linear-map test. Default ``(1, 7)``.
+    tolerance : float, optional
+        Threshold for "equal" and "zero residual". Default 1e-8.
+
+    Returns
+    -------
+    dict
+        ``{key: CriterionResult}`` in :data:`CHECKLIST` order. The checks:
+
+        ``unique``
+            minimum distance between rows over ``long_length`` positions
+            is above ``tolerance``;
+        ``bounded``
+            the largest ``|value|`` over ``long_length`` positions is less than
+            1.5 times that over ``short_length`` positions (a finite check
+            cannot prove a bound; it catches ranges that grow with length);
+        ``consistent``
+            the steps ``PE(t+1) - PE(t)`` for the first ``short_length``
+            positions are the same in both sequence lengths;
+        ``deterministic``
+            two calls give identical tables;
+        ``extrapolates``
+            positions up to ``4 * long_length`` can be encoded and are finite;
+        ``linear_offset``
+            for each offset a least-squares matrix maps ``PE(t)`` to
+            ``PE(t + phi)`` with relative residual below ``tolerance``.
+
+        A check whose encoding call raises ``IndexError``, ``ValueError`` or
+        ``KeyError`` fails, with the error as its evidence.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``encode`` is not callable or a length, offset or tolerance is
+        invalid.
+
+    References
+    ----------
+    .. [1] A. Vaswani et al., "Attention Is All You Need", NeurIPS 2017,
+       section 3.5 (the properties the sinusoidal encoding was chosen for).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> def index(positions, seq_len):
+    ...     return np.asarray(positions, dtype=float)
+    >>> scores = score_encoding(index)
+    >>> [key for key, result in scores.items() if result.passed]
+    ['unique', 'consistent', 'deterministic', 'extrapolates']
+    """
+    if not callable(encode):
+        raise TypeError(f"encode must be callable as encode(positions, seq_len), got {type(encode).__name__}")
+    short_length = check_count(short_length, "short_length", minimum=2)
+    long_length = check_count(long_length, "long_length", minimum=short_length + 1)
+    if not isinstance(offsets, (tuple, list)) or not offsets:
+        raise TypeError("offsets must be a non-empty tuple of positive integers")
+    offsets = tuple(check_count(o, "offsets", minimum=1) for o in offsets)
+    if max(offsets) >= long_length - 1:
+        raise ValueError(
+            f"offsets must be smaller than long_length - 1 = {long_length - 1}, got {max(offsets)}"
+        )
+    tolerance = check_positive_real(tolerance, "tolerance")
+
+    def unique() -> CriterionResult:
+        distance = min_pairwise_distance(_table(encode, long_length))
+        return CriterionResult(
+            distance > tolerance,
+            f"min distance between {long_length} positions: {distance:.3g}",
+        )
+
+    def bounded() -> CriterionResult:
+        small = float(np.abs(_table(encode, short_length)).max())
+        large = float(np.abs(_table(encode, long_length)).max())
+        return CriterionResult(
+            large <= _BOUNDED_GROWTH * small + tolerance,
+            f"max |value|: {small:.3g} over {short_length} positions, "
+            f"{large:.3g} over {long_length}",
+        )
+
+    def consistent() -> CriterionResult:
+        short_steps = np.diff(_table(encode, short_length), axis=0)
+        long_steps = np.diff(_table(encode, long_length)[:short_length], axis=0)
+        gap = float(np.abs(short_steps - long_steps).max())
+        return CriterionResult(
+            gap <= tolerance,
+            f"largest change of a step between lengths {short_length} and {long_length}: {gap:.3g}",
+        )
+
+    def deterministic() -> CriterionResult:
+        same = np.array_equal(_table(encode, short_length), _table(encode, short_length))
+        return CriterionResult(bool(same), "two calls identical" if same else "two calls differ")
+
+    def extrapolates() -> CriterionResult:
+        far = 4 * long_length
+        table = _table(encode, far)
+        finite = bool(np.all(np.isfinite(table)))
+        return CriterionResult(
+            finite, f"encoded {far} positions" + ("" if finite else " (non-finite values)")
+        )
+
+    def linear_offset() -> CriterionResult:
+        table = _table(encode, long_length)
+        worst = 0.0
+        for phi in offsets:
+            source, target = table[:-phi], table[phi:]
+            matrix, *_ = np.linalg.lstsq(source, target, rcond=None)
+            scale = float(np.linalg.norm(target))
+            residual = float(np.linalg.norm(source @ matrix - target))
+            worst = max(worst, residual / scale if scale > 0 else residual)
+        return CriterionResult(
+            worst <= tolerance,
+            f"relative least-squares residual (offsets {', '.join(map(str, offsets))}): {worst:.2g}",
+        )
+
+    checks = {
+        "unique": unique,
+        "bounded": bounded,
+        "consistent": consistent,
+        "deterministic": deterministic,
+        "extrapolates": extrapolates,
+        "linear_offset": linear_offset,
+    }
+    return {key: _guarded(checks[key]) for key in _KEYS}
+
+
+def checklist_markdown(scores: dict[str, dict[str, CriterionResult]] | None = None) -> str:
+    """The checklist as a Markdown table, optionally with a scored column per method.
+
+    Parameters
+    ----------
+    scores : dict, optional
+        ``{method name: score_encoding(...) result}``. Without it the table
+        lists the criteria and their questions.
+
+    Returns
+    -------
+    str
+        A Markdown table (display it with ``IPython.display.Markdown``).
+        Scored cells read ``yes`` or ``no``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``scores`` is not a mapping of method names to complete results.
+
+    Examples
+    --------
+    >>> print(checklist_markdown().splitlines()[0])
+    | property | question |
+    """
+    if scores is None:
+        lines = ["| property | question |", "|---|---|"]
+        lines += [f"| {c.name} | {c.question} |" for c in CHECKLIST]
+        return "\n".join(lines)
+    if not isinstance(scores, dict) or not scores:
+        raise TypeError("scores must be a non-empty dict {method name: score_encoding result}")
+    for method, result in scores.items():
+        missing = [key for key in _KEYS if key not in result]
+        if missing:
+            raise ValueError(f"scores[{method!r}] lacks the criteria {missing}")
+    methods = list(scores)
+    lines = ["| property | " + " | ".join(methods) + " |", "|---|" + "---|" * len(methods)]
+    for c in CHECKLIST:
+        cells = ["yes" if scores[m][c.key].passed else "no" for m in methods]
+        lines.append(f"| {c.name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)

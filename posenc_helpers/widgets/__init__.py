@@ -1,0 +1,12 @@
+"""Interactive explorers (ipywidgets 8). Import explicitly: ``from posenc_helpers import widgets``.
+
+Each explorer is an object that displays as its widget; ``explorer.set(...)``
+changes controls from code and ``explorer.refresh()`` redraws. Because a
+static web page cannot run Python, every notebook pairs its explorer with a
+static companion figure that shows the same thing.
+"""
+
+from ._explorer import FigureExplorer
+from .order import WordOrderExplorer
+
+__all__ = ["FigureExplorer", "WordOrderExplorer"]

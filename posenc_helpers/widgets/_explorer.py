@@ -1,0 +1,86 @@
+"""A small base class for explorers: controls plus a matplotlib figure shown as a PNG.
+
+The figure is a plain :class:`matplotlib.figure.Figure` on an Agg canvas (no
+pyplot state, nothing displayed twice). Each change of a control updates the
+existing artists and re-encodes one PNG into an :class:`ipywidgets.Image`,
+which keeps a change well under 100 ms at the book's default sizes (measured
+by ``make bench``).
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any, Mapping
+
+import ipywidgets as widgets
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+__all__ = ["FigureExplorer"]
+
+
+class FigureExplorer:
+    """Controls, a figure and a one-line status, wired together.
+
+    Subclasses implement :meth:`_setup` (create axes and artists once) and
+    :meth:`_update` (move the artists for the current control values and
+    return a status line).
+
+    Parameters
+    ----------
+    controls : mapping of str to ipywidgets.ValueWidget
+        The controls, by the keyword their value is passed to :meth:`_update`.
+    figsize : tuple of float
+        Figure size in inches.
+    dpi : int, optional
+        Resolution of the PNG. Default 80.
+    """
+
+    def __init__(self, controls: Mapping[str, widgets.ValueWidget], *, figsize: tuple[float, float], dpi: int = 80) -> None:
+        self.controls = dict(controls)
+        self.figure = Figure(figsize=figsize, dpi=dpi)
+        FigureCanvasAgg(self.figure)
+        self.image = widgets.Image(format="png")
+        self.status = widgets.HTML()
+        self.widget = widgets.VBox(
+            [widgets.HBox(list(self.controls.values())), self.image, self.status]
+        )
+        self.render_count = 0
+        self._setup()
+        for control in self.controls.values():
+            control.observe(self._on_change, names="value")
+        self.refresh()
+
+    # -- to be provided by subclasses -------------------------------------------------
+    def _setup(self) -> None:
+        raise NotImplementedError
+
+    def _update(self, **values: Any) -> str:
+        raise NotImplementedError
+
+    # -- machinery ----------------------------------------------------------------------
+    @property
+    def values(self) -> dict[str, Any]:
+        """Current value of every control."""
+        return {name: control.value for name, control in self.controls.items()}
+
+    def set(self, **values: Any) -> None:
+        """Set controls programmatically (each change redraws, as a user's would)."""
+        for name, value in values.items():
+            if name not in self.controls:
+                raise ValueError(f"unknown control {name!r}; controls are {sorted(self.controls)}")
+            self.controls[name].value = value
+
+    def refresh(self) -> None:
+        """Redraw the figure for the current values and update the status line."""
+        self.status.value = self._update(**self.values)
+        buffer = io.BytesIO()
+        self.figure.savefig(buffer, format="png")
+        self.image.value = buffer.getvalue()
+        self.render_count += 1
+
+    def _on_change(self, _change: Mapping[str, Any]) -> None:
+        self.refresh()
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)

@@ -1,0 +1,185 @@
+"""Every chapter follows the anatomy of BOOK_SPEC.md section 3.
+
+These tests read the committed notebooks; nbval (make test-notebooks) separately
+checks that a fresh run reproduces their outputs.
+"""
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+BIB_KEYS = set(re.findall(r"@\w+\{([^,\s]+),", (ROOT / "book" / "references.bib").read_text()))
+
+
+@pytest.fixture(params=NOTEBOOKS, ids=lambda p: p.stem)
+def chapter(request):
+    path = request.param
+    return int(path.name[:2]), nbformat.read(path, as_version=4), path
+
+
+def _markdown(nb):
+    return [c.source for c in nb.cells if c.cell_type == "markdown"]
+
+
+def _code(nb):
+    return [c for c in nb.cells if c.cell_type == "code"]
+
+
+def _tags(cell):
+    return cell.metadata.get("tags", [])
+
+
+def test_there_are_chapters():
+    assert NOTEBOOKS, "no notebooks found"
+
+
+def test_title_motivation_and_learning_goals(chapter):
+    number, nb, _ = chapter
+    first = nb.cells[0]
+    assert first.cell_type == "markdown"
+    assert first.source.startswith(f"# {number}. ")
+    assert "**You will learn**" in first.source
+    goals = first.source.split("**You will learn**")[1]
+    assert len(re.findall(r"^- ", goals, flags=re.M)) >= 3
+
+
+def test_setup_cell_is_the_only_hidden_cell(chapter):
+    _, nb, _ = chapter
+    code = _code(nb)
+    setup = code[0]
+    assert "hide-input" in _tags(setup)
+    assert "from posenc_helpers" in setup.source
+    hidden = [c for c in code[1:] if {"hide-input", "remove-input", "remove-cell"} & set(_tags(c))]
+    assert not hidden, "only the setup cell may be hidden"
+
+
+def test_math_with_labelled_equations(chapter):
+    _, nb, _ = chapter
+    text = "\n".join(_markdown(nb))
+    labels = re.findall(r"^\$\$ \((eq-[\w-]+)\)$", text, flags=re.M)
+    assert labels, "at least one labelled equation"
+    for label in labels:
+        assert f"{{eq}}`{label}`" in text, f"equation {label} is never referred to"
+
+
+def test_claims_are_checked_in_code(chapter):
+    _, nb, _ = chapter
+    source = "\n".join(c.source for c in _code(nb))
+    checks = len(re.findall(r"\bassert\b|np\.testing\.assert", source))
+    assert checks >= 8, f"only {checks} assertions"
+
+
+def test_figures_have_alt_text_and_numbered_captions(chapter):
+    number, nb, _ = chapter
+    figure = 0
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        if not any("image/png" in o.get("data", {}) for o in cell.outputs):
+            continue
+        figure += 1
+        alt = cell.metadata.get("mystnb", {}).get("image", {}).get("alt", "")
+        assert len(alt) > 40, f"figure {number}.{figure} needs alt text"
+        following = nb.cells[index + 1]
+        assert following.cell_type == "markdown"
+        assert following.source.startswith(f"**Figure {number}.{figure}.**"), following.source[:40]
+        assert "plt.show()" in cell.source
+        assert re.search(r"set_title|title=|suptitle", cell.source), "figures need a title"
+    assert figure >= 2
+
+
+def test_one_explorer_with_static_companion(chapter):
+    _, nb, _ = chapter
+    cells = nb.cells
+    explorers = [i for i, c in enumerate(cells) if c.cell_type == "code" and "posenc_helpers.widgets" in c.source]
+    assert len(explorers) == 1
+    cell = cells[explorers[0]]
+    assert {"nbval-ignore-output", "remove-output"} <= set(_tags(cell))
+    later = "\n".join(c.source for c in cells[explorers[0]:] if c.cell_type == "markdown")
+    assert "static companion" in later
+
+
+def test_nbval_ignores_only_widget_output(chapter):
+    _, nb, _ = chapter
+    assert not any(key.startswith("nbval") for key in nb.metadata)
+    for cell in _code(nb):
+        tags = set(_tags(cell))
+        assert "nbval-skip" not in tags
+        if "nbval-ignore-output" in tags:
+            assert "posenc_helpers.widgets" in cell.source
+
+
+def test_exercises_gated_checked_and_solved(chapter):
+    _, nb, _ = chapter
+    cells = nb.cells
+    starts = []
+    inside_solution = None
+    solution_cells = []
+    exercise_checks = {}
+    current_exercise = None
+    for cell in cells:
+        source = cell.source
+        if cell.cell_type == "markdown":
+            for label in re.findall(r"```\{exercise-start\}[^\n]*\n:label: ([\w-]+)", source):
+                starts.append(label)
+                current_exercise = label
+            if "{exercise-end}" in source:
+                current_exercise = None
+            match = re.search(r"```\{solution-start\} ([\w-]+)\n:class: dropdown", source)
+            if match:
+                assert match.group(1) in starts
+                inside_solution = match.group(1)
+            if "{solution-end}" in source:
+                assert inside_solution is not None
+                inside_solution = None
+        else:
+            if current_exercise:
+                exercise_checks[current_exercise] = re.findall(r"\b(check_\w+)\(", source)
+            if "solution" in _tags(cell):
+                assert inside_solution, "a solution cell outside a solution block"
+                solution_cells.append((inside_solution, source))
+            elif inside_solution:
+                pytest.fail("code inside a solution block must be tagged 'solution'")
+    plain = re.findall(r"```\{exercise\}[^\n]*\n:label: ([\w-]+)", "\n".join(_markdown(nb)))
+    assert 2 <= len(starts) + len(plain) <= 4
+    assert len(starts) >= 1, "at least one code exercise in the gated form"
+    for label in starts:
+        assert exercise_checks.get(label), f"exercise {label} calls no check from posenc_helpers.checks"
+        solved = [src for lab, src in solution_cells if lab == label]
+        assert solved, f"exercise {label} has no executed solution"
+        assert any(check in src for check in exercise_checks[label] for src in solved)
+    for label in plain:
+        assert re.search(rf"```\{{solution\}} {label}\n:class: dropdown", "\n".join(_markdown(nb)))
+
+
+def test_key_takeaways_and_next(chapter):
+    _, nb, _ = chapter
+    cell = next(c.source for c in nb.cells if c.cell_type == "markdown" and "## Key takeaways" in c.source)
+    bullets = re.findall(r"^- ", cell, flags=re.M)
+    assert 3 <= len(bullets) <= 5
+    assert "**Next:**" in cell or "Suggested projects" in cell
+
+
+def test_citations_resolve(chapter):
+    _, nb, _ = chapter
+    keys = [k.strip() for group in re.findall(r"\{cite[pt]?\}`([^`]+)`", "\n".join(_markdown(nb))) for k in group.split(",")]
+    assert keys, "no citations"
+    assert set(keys) <= BIB_KEYS, set(keys) - BIB_KEYS
+
+
+def test_randomness_is_seeded(chapter):
+    _, nb, _ = chapter
+    source = "\n".join(c.source for c in _code(nb))
+    assert "np.random.seed" not in source
+    assert not re.search(r"np\.random\.(rand|randn|normal|uniform|randint|choice)\(", source)
+    assert not re.search(r"default_rng\(\s*\)", source)
+
+
+def test_listed_in_table_of_contents(chapter):
+    _, _, path = chapter
+    toc = (ROOT / "_toc.yml").read_text()
+    assert f"file: notebooks/{path.stem}" in toc

@@ -1,0 +1,56 @@
+"""Sphinx extension: serve MathJax from the built site instead of a CDN.
+
+The book must render its formulas when read offline (a downloaded copy of
+``_build/html``, a classroom without internet). The pinned Python package
+``jupyter-server-mathjax`` ships MathJax 2.7; this extension copies it into
+``_static/mathjax`` of the HTML output and points Sphinx at it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from sphinx.application import Sphinx
+from sphinx.config import Config
+
+MATHJAX_ENTRY = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"
+
+
+def _mathjax_source() -> Path:
+    import jupyter_server_mathjax
+
+    return Path(jupyter_server_mathjax.__file__).parent / "static"
+
+
+def _configure(app: Sphinx, config: Config) -> None:
+    # Relative paths in mathjax_path are resolved against _static/.
+    config.mathjax_path = MATHJAX_ENTRY
+    config.mathjax3_config = None
+    # Typeset only what Sphinx and MyST-NB mark as math (class "math") or
+    # notebook output, never stray dollar signs in prose or code.
+    config.mathjax2_config = {
+        "tex2jax": {
+            "inlineMath": [["\\(", "\\)"]],
+            "displayMath": [["\\[", "\\]"]],
+            "processEscapes": True,
+            "ignoreClass": "tex2jax_ignore|mathjax_ignore|document",
+            "processClass": "tex2jax_process|mathjax_process|math|output_area",
+        },
+        "TeX": {"equationNumbers": {"autoNumber": "none"}},
+        "messageStyle": "none",
+    }
+
+
+def _copy(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    target = Path(app.outdir) / "_static" / "mathjax"
+    if not (target / "MathJax.js").exists():
+        shutil.copytree(_mathjax_source(), target, dirs_exist_ok=True)
+
+
+def setup(app: Sphinx) -> dict[str, object]:
+    app.connect("config-inited", _configure)
+    app.connect("build-finished", _copy)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
