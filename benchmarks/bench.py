@@ -35,35 +35,28 @@ def _time(fn: Callable[[], object], repeats: int) -> tuple[float, float]:
     return statistics.median(samples) * 1e3, max(samples) * 1e3
 
 
-def explorers() -> list[tuple[str, Callable[[], object]]]:
-    """One (name, factory) per explorer; the factory returns (explorer, list of control changes)."""
-    from posenc_helpers import sinusoidal_encoding
-    from posenc_helpers.widgets import WordOrderExplorer
+def explorer_classes() -> list[type]:
+    """Every explorer exported by posenc_helpers.widgets (each provides ``demo()``)."""
+    import posenc_helpers.widgets as widgets
 
-    def word_order():
-        rng = np.random.default_rng(1)
-        x = rng.normal(size=(3, 8))
-        wq, wk, wv = rng.normal(size=(3, 8, 8)) / np.sqrt(8)
-        explorer = WordOrderExplorer(["dog", "bites", "man"], x, wq, wk, wv, sinusoidal_encoding(3, 8))
-        changes = [{"strength": s} for s in np.linspace(0, 2, 11)] + [
-            {"order": order} for _, order in explorer.controls["order"].options
-        ]
-        return explorer, changes
-
-    return [("01 WordOrderExplorer", word_order)]
+    return [
+        obj for name in widgets.__all__
+        if isinstance(obj := getattr(widgets, name), type)
+        and issubclass(obj, widgets.FigureExplorer) and obj is not widgets.FigureExplorer
+    ]
 
 
 def bench_explorers() -> None:
     print("Explorer update per control change (ms)")
-    for name, factory in explorers():
-        explorer, changes = factory()
+    for cls in explorer_classes():
+        explorer, changes = cls.demo()
         samples = []
         for _ in range(3):
             for change in changes:
                 start = time.perf_counter()
                 explorer.set(**change)
                 samples.append(time.perf_counter() - start)
-        print(f"  {name:<32} median {statistics.median(samples) * 1e3:6.1f}   worst {max(samples) * 1e3:6.1f}")
+        print(f"  {cls.__name__:<32} median {statistics.median(samples) * 1e3:6.1f}   worst {max(samples) * 1e3:6.1f}")
 
 
 def bench_helpers() -> None:

@@ -65,7 +65,7 @@ CHECKLIST: tuple[Criterion, ...] = (
     Criterion(
         "linear_offset",
         "Offsets are a fixed map",
-        "Is there one matrix M(phi) with PE(t + phi) = M(phi) PE(t) for every t?",
+        "Is there one matrix M(φ) with PE(t + φ) = M(φ) PE(t) for every t?",
     ),
 )
 

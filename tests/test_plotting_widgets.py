@@ -10,7 +10,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from posenc_helpers import sinusoidal_encoding
 
 
 def test_core_package_imports_neither_matplotlib_nor_ipywidgets():
@@ -44,10 +43,30 @@ def test_plot_functions_validate_and_draw():
 def _explorer():
     from posenc_helpers.widgets import WordOrderExplorer
 
-    rng = np.random.default_rng(1)
-    x = rng.normal(size=(3, 8))
-    wq, wk, wv = rng.normal(size=(3, 8, 8)) / np.sqrt(8)
-    return WordOrderExplorer(["dog", "bites", "man"], x, wq, wk, wv, sinusoidal_encoding(3, 8))
+    return WordOrderExplorer.demo()[0]
+
+
+def _explorer_classes():
+    import posenc_helpers.widgets as widgets
+
+    return [
+        getattr(widgets, name) for name in widgets.__all__
+        if isinstance(getattr(widgets, name), type)
+        and issubclass(getattr(widgets, name), widgets.FigureExplorer)
+        and getattr(widgets, name) is not widgets.FigureExplorer
+    ]
+
+
+@pytest.mark.parametrize("cls", _explorer_classes(), ids=lambda c: c.__name__)
+def test_every_explorer_replays_its_demo(cls):
+    explorer, changes = cls.demo()
+    assert changes, "demo() must return control changes to replay"
+    for change in changes:
+        explorer.set(**change)
+    assert explorer.render_count >= 2
+    assert explorer.image.value[:8] == b"\x89PNG\r\n\x1a\n"
+    assert explorer.status.value
+    plt.close("all")
 
 
 def test_word_order_explorer_reacts_to_controls():

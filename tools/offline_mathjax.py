@@ -3,7 +3,8 @@
 The book must render its formulas when read offline (a downloaded copy of
 ``_build/html``, a classroom without internet). The pinned Python package
 ``jupyter-server-mathjax`` ships MathJax 2.7; this extension copies it into
-``_static/mathjax`` of the HTML output and points Sphinx at it.
+``_static/mathjax`` of the HTML output, points Sphinx at it, and adds a small
+stylesheet (``tools/static/mathjax2.css``) so inline math sits on the baseline.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from sphinx.application import Sphinx
 from sphinx.config import Config
 
 MATHJAX_ENTRY = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"
+STATIC = Path(__file__).resolve().parent / "static"
 
 
 def _mathjax_source() -> Path:
@@ -27,6 +29,7 @@ def _configure(app: Sphinx, config: Config) -> None:
     # Relative paths in mathjax_path are resolved against _static/.
     config.mathjax_path = MATHJAX_ENTRY
     config.mathjax3_config = None
+    config.html_static_path = [*config.html_static_path, str(STATIC)]
     # Typeset only what Sphinx and MyST-NB mark as math (class "math") or
     # notebook output, never stray dollar signs in prose or code.
     config.mathjax2_config = {
@@ -38,6 +41,13 @@ def _configure(app: Sphinx, config: Config) -> None:
             "processClass": "tex2jax_process|mathjax_process|math|output_area",
         },
         "TeX": {"equationNumbers": {"autoNumber": "none"}},
+        # The package ships the STIX-Web fonts only (as Jupyter configures it).
+        "HTML-CSS": {
+            "availableFonts": [],
+            "preferredFont": None,
+            "webFont": "STIX-Web",
+            "imageFont": None,
+        },
         "messageStyle": "none",
     }
 
@@ -52,5 +62,6 @@ def _copy(app: Sphinx, exception: Exception | None) -> None:
 
 def setup(app: Sphinx) -> dict[str, object]:
     app.connect("config-inited", _configure)
+    app.add_css_file("mathjax2.css")
     app.connect("build-finished", _copy)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -67,7 +67,7 @@ def not_attempted(what: str) -> CheckResult:
     """The result for an untouched exercise (falsy)."""
     return CheckResult(
         "not attempted",
-        f"Not attempted yet: replace the placeholder with {what}, then run the cell again.",
+        f"Not attempted yet.\nReplace the placeholder with {what}, then run the cell again.",
     )
 
 

@@ -131,7 +131,7 @@ def plot_pooled_summaries(
     ax.set_xticks(features)
     ax.set_xlabel("feature of the pooled output")
     ax.set_ylabel("value")
-    ax.legend(loc="upper right", fontsize=8)
+    ax.legend(loc="best", fontsize=8)
     if title:
         ax.set_title(title)
     return ax

@@ -22,9 +22,11 @@ __all__ = ["FigureExplorer"]
 class FigureExplorer:
     """Controls, a figure and a one-line status, wired together.
 
-    Subclasses implement :meth:`_setup` (create axes and artists once) and
+    Subclasses implement :meth:`_setup` (create axes and artists once),
     :meth:`_update` (move the artists for the current control values and
-    return a status line).
+    return a status line) and the classmethod :meth:`demo` (an instance at the
+    chapter's default sizes plus a list of control changes), which
+    ``make bench`` uses to time every explorer and the tests use to exercise it.
 
     Parameters
     ----------
@@ -56,6 +58,11 @@ class FigureExplorer:
         raise NotImplementedError
 
     def _update(self, **values: Any) -> str:
+        raise NotImplementedError
+
+    @classmethod
+    def demo(cls) -> tuple["FigureExplorer", list[dict[str, Any]]]:
+        """An explorer at its chapter's default sizes and control changes to replay."""
         raise NotImplementedError
 
     # -- machinery ----------------------------------------------------------------------

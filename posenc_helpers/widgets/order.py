@@ -86,6 +86,19 @@ class WordOrderExplorer(FigureExplorer):
         }
         super().__init__(controls, figsize=(8.0, 3.0))
 
+    @classmethod
+    def demo(cls) -> tuple["WordOrderExplorer", list[dict]]:
+        """The chapter 01 set-up (3 words, width 8) and every order and strength change."""
+        from ..sinusoidal import sinusoidal_encoding
+
+        rng = np.random.default_rng(1)
+        x = rng.normal(size=(3, 8))
+        w_q, w_k, w_v = rng.normal(size=(3, 8, 8)) / np.sqrt(8)
+        explorer = cls(["dog", "bites", "man"], x, w_q, w_k, w_v, sinusoidal_encoding(3, 8))
+        changes = [{"strength": float(s)} for s in np.linspace(0.0, 2.0, 11)]
+        changes += [{"order": order} for _, order in explorer.controls["order"].options]
+        return explorer, changes
+
     def _outputs(self, order: tuple[int, ...], strength: float) -> tuple[np.ndarray, np.ndarray]:
         x = self.embeddings[list(order)] + strength * self.position_signal
         w_q, w_k, w_v = self.projections
