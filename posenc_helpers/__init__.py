@@ -24,7 +24,7 @@ from .alibi import alibi_bias, alibi_slopes
 from .attention import scaled_dot_product_attention, softmax
 from .checklist import CHECKLIST, checklist_markdown, score_encoding
 from .long_context import scaled_rope_frequencies
-from .metrics import min_pairwise_distance
+from .metrics import linear_shift_fit, min_pairwise_distance
 from .positions import integer_positions, normalized_positions
 from .relative import t5_relative_bucket
 from .rope import apply_rope, rope_frequencies
@@ -55,6 +55,7 @@ __all__ = [
     "softmax",
     "scaled_dot_product_attention",
     "min_pairwise_distance",
+    "linear_shift_fit",
     "CHECKLIST",
     "score_encoding",
     "checklist_markdown",

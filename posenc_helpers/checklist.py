@@ -18,7 +18,7 @@ from typing import Callable
 import numpy as np
 
 from ._validation import check_count, check_positive_real
-from .metrics import min_pairwise_distance
+from .metrics import linear_shift_fit, min_pairwise_distance
 
 __all__ = [
     "Criterion",
@@ -214,13 +214,7 @@ def score_encoding(
 
     def linear_offset() -> CriterionResult:
         table = _table(encode, long_length)
-        worst = 0.0
-        for phi in offsets:
-            source, target = table[:-phi], table[phi:]
-            matrix, *_ = np.linalg.lstsq(source, target, rcond=None)
-            scale = float(np.linalg.norm(target))
-            residual = float(np.linalg.norm(source @ matrix - target))
-            worst = max(worst, residual / scale if scale > 0 else residual)
+        worst = max(linear_shift_fit(table, phi)[1] for phi in offsets)
         return CriterionResult(
             worst <= tolerance,
             f"relative least-squares residual (offsets {', '.join(map(str, offsets))}): {worst:.2g}",

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import as_real_array, check_finite
+from ._validation import as_real_array, check_count, check_finite
 
-__all__ = ["min_pairwise_distance"]
+__all__ = ["min_pairwise_distance", "linear_shift_fit"]
 
 _BLOCK_ROWS = 512  # rows per block: a 512 x 10 000 float64 block is 41 MB
 
@@ -85,3 +85,63 @@ def min_pairwise_distance(encodings: ArrayLike) -> float:
         exact_sq = float(np.einsum("ij,ij->i", diffs, diffs).min())
         best_sq = min(best_sq, exact_sq)
     return float(np.sqrt(best_sq))
+
+
+def linear_shift_fit(encodings: ArrayLike, offset: int) -> tuple[np.ndarray, float]:
+    """Best single matrix that shifts every row of a table by ``offset`` positions.
+
+    Solves the least-squares problem ``min_M sum_t |M @ E[t] - E[t + offset]|^2``
+    over all ``t`` with both rows in the table. If an encoding admits a fixed
+    shift map (checklist item "offsets are a fixed map"), the residual is at
+    rounding level; if not, no matrix can do better than the residual reported.
+
+    Parameters
+    ----------
+    encodings : array_like
+        Table ``E`` of shape ``(n, d)``, row ``t`` encoding position ``t``.
+    offset : int
+        The shift in rows, ``1 <= offset < n``.
+
+    Returns
+    -------
+    matrix : numpy.ndarray
+        Shape ``(d, d)``, acting on column vectors: ``E[t + offset] ~ matrix @ E[t]``.
+        Unique when the rows ``E[0 .. n - offset - 1]`` span ``R^d``.
+    relative_residual : float
+        ``|E[:-offset] @ matrix.T - E[offset:]|_F / |E[offset:]|_F`` (0 when the
+        target rows are all zero).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``encodings`` is not a finite real 2-D array, or ``offset`` is not an
+        integer in ``[1, n - 1]``.
+
+    References
+    ----------
+    .. [1] A. Vaswani et al., "Attention Is All You Need", NeurIPS 2017,
+       section 3.5 (the linear-shift property that motivates sine/cosine pairs).
+
+    Examples
+    --------
+    The sinusoidal table is shifted exactly by the rotation ``M(phi)``:
+
+    >>> import numpy as np
+    >>> from posenc_helpers import shift_matrix, sinusoidal_encoding
+    >>> matrix, residual = linear_shift_fit(sinusoidal_encoding(200, 8), 3)
+    >>> bool(np.allclose(matrix, shift_matrix(3, 8))), residual < 1e-12
+    (True, True)
+    """
+    table = as_real_array(encodings, "encodings").astype(np.float64)
+    if table.ndim != 2:
+        raise ValueError(f"encodings must be 2-D (positions x features), got shape {table.shape}")
+    check_finite(table, "encodings")
+    n = table.shape[0]
+    offset = check_count(offset, "offset", minimum=1)
+    if offset >= n:
+        raise ValueError(f"offset must be smaller than the number of rows ({n}), got {offset}")
+    source, target = table[:-offset], table[offset:]
+    solution, *_ = np.linalg.lstsq(source, target, rcond=None)
+    scale = float(np.linalg.norm(target))
+    residual = float(np.linalg.norm(source @ solution - target))
+    return solution.T, (residual / scale if scale > 0 else residual)

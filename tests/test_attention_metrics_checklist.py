@@ -82,8 +82,17 @@ def test_min_pairwise_distance_sinusoidal_neighbours():
     assert min_pairwise_distance(sinusoidal_encoding(300, d)) == pytest.approx(expected, rel=1e-12)
 
 
-def _as_encoder(fn):
-    return lambda positions, seq_len: fn(positions, seq_len)
+def test_linear_shift_fit_recovers_the_rotation_and_rejects_sines():
+    # A second route to M(phi): fitted by least squares, it must equal the closed form.
+    from posenc_helpers import linear_shift_fit, shift_matrix
+
+    matrix, residual = linear_shift_fit(sinusoidal_encoding(300, 16), 5)
+    np.testing.assert_allclose(matrix, shift_matrix(5, 16), atol=1e-9)
+    assert residual < 1e-12
+    _, sine_residual = linear_shift_fit(sine_only_encoding(300, 16), 5)
+    assert sine_residual > 1e-2
+    zeros_matrix, zero_residual = linear_shift_fit(np.zeros((10, 3)), 2)
+    assert zero_residual == 0.0 and zeros_matrix.shape == (3, 3)
 
 
 ENCODERS = {
