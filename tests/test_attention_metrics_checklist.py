@@ -86,8 +86,10 @@ def test_linear_shift_fit_recovers_the_rotation_and_rejects_sines():
     # A second route to M(phi): fitted by least squares, it must equal the closed form.
     from posenc_helpers import linear_shift_fit, shift_matrix
 
-    matrix, residual = linear_shift_fit(sinusoidal_encoding(300, 16), 5)
-    np.testing.assert_allclose(matrix, shift_matrix(5, 16), atol=1e-9)
+    # base 100: even the slowest pair turns 5 radians over 300 positions, so the rows span
+    # R^16 comfortably and the least-squares matrix is well determined.
+    matrix, residual = linear_shift_fit(sinusoidal_encoding(300, 16, base=100.0), 5)
+    np.testing.assert_allclose(matrix, shift_matrix(5, 16, base=100.0), atol=1e-9)
     assert residual < 1e-12
     _, sine_residual = linear_shift_fit(sine_only_encoding(300, 16), 5)
     assert sine_residual > 1e-2
