@@ -28,13 +28,13 @@ def test_worked_example_d4():
 
 
 def test_dimension_index_mistake_differs_from_pair_index():
-    # The classic mistake uses the dimension index i in the exponent: PE(t, 1) = cos(t / 10000**(1/4)).
-    # With the pair index k, PE(2, 1) = cos(2); with the mistake it is cos(0.2), and
-    # PE(2, 3) = cos(2 / 10000**(3/4)) = cos(0.002) instead of cos(0.02).
+    # The classic mistake puts the dimension index i (not the pair index k = i // 2) into
+    # the exponent: omega = 10000**(-2i/d). For d = 4 that gives PE(2, 1) = cos(2 * 10000**(-1/2))
+    # = cos(0.02), where the pair index gives cos(2).
     table = sinusoidal_encoding([2.0], 4)[0]
     assert table[1] == pytest.approx(math.cos(2.0), abs=1e-15)
-    assert table[1] != pytest.approx(math.cos(2.0 / 10000 ** 0.25), abs=1e-3)
-    assert table[3] == pytest.approx(math.cos(0.02), abs=1e-15)
+    assert table[1] != pytest.approx(math.cos(0.02), abs=1e-3)
+    assert table[3] == pytest.approx(math.cos(0.02), abs=1e-15)  # the second pair's cosine
 
 
 def test_frequencies_and_wavelengths_by_hand():
