@@ -83,10 +83,12 @@ bench: $(STAMP)
 student: $(STAMP)
 	$(PY) tools/nbtools.py student $(NOTEBOOKS) --out _build/student $(if $(FORCE),--force,)
 
-# Regenerate constraints.txt from the direct pins (needs python3.10 on PATH).
+# Regenerate constraints.txt from the direct pins, resolved on the oldest supported
+# Python (set PYTHON310=/path/to/python3.10 if it is not on PATH).
+PYTHON310 ?= python3.10
 lock:
 	rm -rf _build/lock-venv
-	python3.10 -m venv _build/lock-venv
+	$(PYTHON310) -m venv _build/lock-venv
 	_build/lock-venv/bin/pip install --quiet --disable-pip-version-check \
 		$$(grep -hvE '^\s*(#|-c|-r|-e|$$)' requirements.txt requirements-dev.txt)
 	{ echo "# Full lock of the environment resolved for Python 3.10 (also used on 3.11+)."; \
