@@ -73,8 +73,9 @@ def test_word_order_explorer_reacts_to_controls():
     explorer = _explorer()
     first_png = explorer.image.value
     assert first_png[:8] == b"\x89PNG\r\n\x1a\n"
-    explorer.set(order=(2, 1, 0))
     assert "(identical)" in explorer.status.value and "man bites dog" in explorer.status.value
+    explorer.set(order=(1, 0, 2))
+    assert "(identical)" in explorer.status.value and "bites dog man" in explorer.status.value
     explorer.set(strength=1.0)
     assert "(different)" in explorer.status.value
     assert explorer.render_count == 3

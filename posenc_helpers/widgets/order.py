@@ -18,7 +18,8 @@ __all__ = ["WordOrderExplorer"]
 class WordOrderExplorer(FigureExplorer):
     """Attention weights and pooled output of a reordered sentence.
 
-    The sentence ``words`` (embeddings ``embeddings``) can be put in any order;
+    The sentence ``words`` (embeddings ``embeddings``) can be put in any order
+    (it starts reversed);
     ``strength`` scales a position signal added to the embeddings by position.
     The left panel shows the attention weights, the right panel the pooled
     (mean) output next to that of the original order. With strength 0 the two
@@ -44,7 +45,6 @@ class WordOrderExplorer(FigureExplorer):
     >>> rng = np.random.default_rng(0)
     >>> x, wq, wk, wv, pe = rng.normal(size=(5, 3, 3))
     >>> explorer = WordOrderExplorer(["a", "b", "c"], x, wq, wk, wv, pe)
-    >>> explorer.set(order=(2, 1, 0))
     >>> explorer.status.value
     'pooled output of <b>c b a</b> minus that of <b>a b c</b>: largest difference 0 (identical)'
     """
@@ -77,7 +77,10 @@ class WordOrderExplorer(FigureExplorer):
             for perm in itertools.permutations(range(n))
         ]
         controls = {
-            "order": widgets.Dropdown(options=orders, value=tuple(range(n)), description="word order"),
+            # Start from the reversed sentence, so the first move of the slider shows the effect.
+            "order": widgets.Dropdown(
+                options=orders, value=tuple(range(n))[::-1], description="word order"
+            ),
             "strength": widgets.FloatSlider(
                 value=0.0, min=0.0, max=float(max_strength), step=0.1,
                 description="position signal", readout_format=".1f",
