@@ -251,6 +251,11 @@ def checklist_markdown(scores: dict[str, dict[str, CriterionResult]] | None = No
     TypeError, ValueError
         If ``scores`` is not a mapping of method names to complete results.
 
+    References
+    ----------
+    .. [1] A. Vaswani et al., "Attention Is All You Need", NeurIPS 2017,
+       section 3.5 (the properties the checklist makes explicit).
+
     Examples
     --------
     >>> print(checklist_markdown().splitlines()[0])
