@@ -15,13 +15,15 @@ module                          idea
 :mod:`.alibi`                   linear attention biases
 :mod:`.relative`                T5 relative-position buckets
 :mod:`.attention`               softmax and scaled dot-product attention
-:mod:`.metrics`                 distances between encodings
+:mod:`.metrics`                 distances between encodings, least-squares shift maps
+:mod:`.collisions`              near-collisions of one sine over integer positions
 :mod:`.checklist`               the six-property checklist, scored by code
 ==============================  ==========================================
 """
 
 from .alibi import alibi_bias, alibi_slopes
 from .attention import scaled_dot_product_attention, softmax
+from .collisions import collision_scan
 from .checklist import CHECKLIST, checklist_markdown, score_encoding
 from .long_context import scaled_rope_frequencies
 from .metrics import linear_shift_fit, min_pairwise_distance
@@ -55,6 +57,7 @@ __all__ = [
     "softmax",
     "scaled_dot_product_attention",
     "min_pairwise_distance",
+    "collision_scan",
     "linear_shift_fit",
     "CHECKLIST",
     "score_encoding",

@@ -16,6 +16,10 @@ from .order import (
     check_permutation_matrix,
     check_symmetry_preserving_signal,
 )
+from .naive import check_first_dominant_position, check_step_table
+from .sine_only import check_period_and_first_repeat, check_shift_residual
+from .sinusoidal import check_concat_readout, check_dimension_wavelength, check_encoding_row
+from .rotation import check_concat_shift_matrix, check_shift_matrix, check_swapped_rotation_block
 
 __all__ = [
     "CheckFailed",
@@ -23,4 +27,14 @@ __all__ = [
     "check_permutation_matrix",
     "check_equivariant_prediction",
     "check_symmetry_preserving_signal",
+    "check_step_table",
+    "check_first_dominant_position",
+    "check_period_and_first_repeat",
+    "check_shift_residual",
+    "check_encoding_row",
+    "check_dimension_wavelength",
+    "check_concat_readout",
+    "check_swapped_rotation_block",
+    "check_concat_shift_matrix",
+    "check_shift_matrix",
 ]

@@ -7,6 +7,10 @@ Call :func:`use_book_style` once in a notebook's setup cell.
 
 from ._style import DIVERGING_CMAP, OKABE_ITO, SEQUENTIAL_CMAP, use_book_style
 from .attention import plot_attention_weights, plot_pooled_summaries
+from .naive import plot_norm_ratio, plot_normalized_strips, plot_step_against_length
+from .sine_only import plot_collision_scan, plot_phase_circle, plot_sine_columns
+from .sinusoidal import plot_encoding_heatmap, plot_wavelengths
+from .rotation import plot_pair_on_circle, plot_position_scores, plot_rotation_frames
 
 __all__ = [
     "OKABE_ITO",
@@ -15,4 +19,15 @@ __all__ = [
     "use_book_style",
     "plot_attention_weights",
     "plot_pooled_summaries",
+    "plot_norm_ratio",
+    "plot_normalized_strips",
+    "plot_step_against_length",
+    "plot_collision_scan",
+    "plot_phase_circle",
+    "plot_sine_columns",
+    "plot_encoding_heatmap",
+    "plot_wavelengths",
+    "plot_pair_on_circle",
+    "plot_rotation_frames",
+    "plot_position_scores",
 ]

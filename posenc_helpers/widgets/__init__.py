@@ -8,5 +8,16 @@ static companion figure that shows the same thing.
 
 from ._explorer import FigureExplorer
 from .order import WordOrderExplorer
+from .naive import NaivePositionsExplorer
+from .sine_only import SineCollisionExplorer
+from .sinusoidal import SinusoidalExplorer
+from .rotation import UnitCircleExplorer
 
-__all__ = ["FigureExplorer", "WordOrderExplorer"]
+__all__ = [
+    "FigureExplorer",
+    "WordOrderExplorer",
+    "NaivePositionsExplorer",
+    "SineCollisionExplorer",
+    "SinusoidalExplorer",
+    "UnitCircleExplorer",
+]

@@ -1,0 +1,269 @@
+"""Checks for chapter 04: the sinusoidal encoding with sine/cosine pairs."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .._validation import as_real_array, check_count, check_even_width, check_positive_real, check_real
+from ..sinusoidal import sinusoidal_encoding
+from ._core import CheckFailed, CheckResult, as_answer_array, compare_arrays, is_placeholder, not_attempted, passed
+
+__all__ = ["check_encoding_row", "check_dimension_wavelength", "check_concat_readout"]
+
+_DIMENSION_INDEX_HINT = (
+    "you used the dimension index i in the exponent. The frequency belongs to the pair: "
+    "dimensions 2k and 2k+1 share omega_k = base**(-2k/d), so use k = i // 2."
+)
+
+
+def _interleave(sines: np.ndarray, cosines: np.ndarray) -> np.ndarray:
+    row = np.empty(sines.size + cosines.size)
+    row[0::2], row[1::2] = sines, cosines
+    return row
+
+
+def check_encoding_row(answer: Any, position: float, d_model: int, *, base: float = 10000.0) -> CheckResult:
+    """Check a hand-computed encoding vector ``PE(position)`` of width ``d_model``.
+
+    The expected vector is ``[sin(w_0 t), cos(w_0 t), sin(w_1 t), cos(w_1 t), ...]``
+    with ``w_k = base**(-2k/d_model)`` (the paper's interleaved layout). Wrong
+    answers that match a common mistake get a hint naming it: the dimension
+    index in the exponent (with or without the factor 2), sine and cosine
+    swapped, the ``[sines | cosines]`` layout, a positive exponent.
+
+    Parameters
+    ----------
+    answer : array_like or None
+        The student's vector, shape ``(d_model,)`` (``None`` or ``...`` while
+        not attempted).
+    position : float
+        The position ``t``, a finite real number.
+    d_model : int
+        Width of the encoding; a positive even integer.
+    base : float, optional
+        Base of the frequencies, ``> 0``. Default 10000.
+
+    Returns
+    -------
+    CheckResult
+        Truthy if correct, falsy if not attempted; displays its message.
+
+    Raises
+    ------
+    CheckFailed
+        If the vector is wrong; the message says where and, for a known
+        mistake, which one, but never the expected values.
+    TypeError, ValueError
+        If ``position``, ``d_model`` or ``base`` is invalid.
+
+    References
+    ----------
+    .. [1] A. Vaswani et al., "Attention Is All You Need", NeurIPS 2017, section 3.5.
+
+    Examples
+    --------
+    >>> import math
+    >>> check_encoding_row([math.sin(2), math.cos(2), math.sin(0.02), math.cos(0.02)], 2, 4)
+    Correct: this is PE(2) for d = 4, each pair a point on the unit circle.
+    >>> check_encoding_row(None, 2, 4)
+    Not attempted yet.
+    Replace the placeholder with your vector PE(2) (d = 4 numbers), then run the cell again.
+    """
+    t = check_real(position, "position")
+    d_model = check_even_width(d_model, "d_model")
+    base = check_positive_real(base, "base")
+    if is_placeholder(answer):
+        return not_attempted(f"your vector PE({t:g}) (d = {d_model} numbers)")
+    expected = sinusoidal_encoding([t], d_model, base=base)[0]
+    dims = np.arange(d_model)
+    pairs = np.arange(d_model // 2)
+    omega = base ** (-2.0 * pairs / d_model)
+    by_dimension = base ** (-2.0 * dims / d_model)
+    by_dimension_no_two = base ** (-1.0 * dims / d_model)
+    mistakes = [
+        (_interleave(np.sin(t * by_dimension[0::2]), np.cos(t * by_dimension[1::2])), _DIMENSION_INDEX_HINT),
+        (_interleave(np.sin(t * by_dimension_no_two[0::2]), np.cos(t * by_dimension_no_two[1::2])),
+         _DIMENSION_INDEX_HINT),
+        (_interleave(np.cos(t * omega), np.sin(t * omega)),
+         "sine and cosine are swapped: the even dimension 2k holds the sine, the odd one 2k+1 the cosine."),
+        (np.concatenate([np.sin(t * omega), np.cos(t * omega)]),
+         "you wrote all sines, then all cosines (the tensor2tensor layout). The paper interleaves "
+         "them: sin, cos of pair 0, then sin, cos of pair 1, and so on."),
+        (_interleave(np.sin(t / omega), np.cos(t / omega)),
+         "the frequencies grow instead of shrinking: omega_k = base**(-2k/d) has a minus sign, "
+         "so pair 0 is the fastest and every later pair is slower."),
+    ]
+    compare_arrays(
+        answer,
+        expected,
+        name="your PE",
+        description=f"PE({t:g}) for d = {d_model}",
+        axes=("dimension",),
+        atol=1e-6,
+        rtol=1e-6,
+        known_mistakes=mistakes,
+    )
+    return passed(f"this is PE({t:g}) for d = {d_model}, each pair a point on the unit circle.")
+
+
+def check_dimension_wavelength(answer: Any, dimension: int, d_model: int, *, base: float = 10000.0) -> CheckResult:
+    """Check the wavelength, in tokens, of dimension ``dimension`` of the encoding.
+
+    Dimension ``i`` belongs to pair ``k = i // 2``, whose wavelength is
+    ``2*pi / omega_k = 2*pi * base**(2k/d_model)``. Answers within a relative
+    ``1e-6`` pass. Common mistakes get a hint: the dimension index in the
+    exponent, the angular frequency instead of the wavelength, a missing
+    ``2*pi``, a wavelength in degrees.
+
+    Parameters
+    ----------
+    answer : float or None
+        The student's wavelength in tokens (``None`` or ``...`` while not
+        attempted).
+    dimension : int
+        The dimension ``i``, ``0 <= i < d_model``.
+    d_model : int
+        Width of the encoding; a positive even integer.
+    base : float, optional
+        Base of the frequencies, ``> 0``. Default 10000.
+
+    Returns
+    -------
+    CheckResult
+        Truthy if correct, falsy if not attempted; displays its message.
+
+    Raises
+    ------
+    CheckFailed
+        If the wavelength is wrong; the message says whether it is too short
+        or too long and names a recognised mistake, never the expected value.
+    TypeError, ValueError
+        If ``dimension``, ``d_model`` or ``base`` is invalid.
+
+    References
+    ----------
+    .. [1] A. Vaswani et al., "Attention Is All You Need", NeurIPS 2017, section 3.5.
+
+    Examples
+    --------
+    Dimension 3 of a width-4 encoding is the cosine of pair 1, with
+    ``omega_1 = 10000**(-1/2) = 0.01``:
+
+    >>> import math
+    >>> check_dimension_wavelength(2 * math.pi * 100, 3, 4)
+    Correct: dimension 3 belongs to pair 1, whose wavelength this is.
+    """
+    d_model = check_even_width(d_model, "d_model")
+    dimension = check_count(dimension, "dimension")
+    if dimension >= d_model:
+        raise ValueError(f"dimension must be an integer in [0, d_model - 1] = [0, {d_model - 1}], got {dimension}")
+    base = check_positive_real(base, "base")
+    if is_placeholder(answer):
+        return not_attempted(f"the wavelength of dimension {dimension}, in tokens (one number)")
+    value = as_answer_array(answer, "your wavelength")
+    if value.size != 1:
+        raise CheckFailed(f"your wavelength should be a single number (tokens); yours has shape {value.shape}.")
+    value = float(value.reshape(()))
+    if not math.isfinite(value):
+        raise CheckFailed("your wavelength is not a finite number (NaN or inf).")
+    pair = dimension // 2
+    omega = base ** (-2.0 * pair / d_model)
+    expected = 2.0 * math.pi / omega
+
+    def close(a: float, b: float) -> bool:
+        return math.isclose(a, b, rel_tol=1e-6, abs_tol=0.0)
+
+    if close(value, expected):
+        return passed(f"dimension {dimension} belongs to pair {pair}, whose wavelength this is.")
+    mistakes = [
+        (2.0 * math.pi * base ** (2.0 * dimension / d_model), _DIMENSION_INDEX_HINT),
+        (2.0 * math.pi * base ** (1.0 * dimension / d_model), _DIMENSION_INDEX_HINT),
+        (omega, "this is the angular frequency omega_k (radians per token). The wavelength is the "
+                "number of tokens for one full turn, 2*pi / omega_k."),
+        (1.0 / omega, "a full turn is 2*pi radians, not 1: the wavelength is 2*pi / omega_k."),
+        (360.0 / omega, "angles here are in radians: one full turn is 2*pi, not 360."),
+    ]
+    for mistake, hint in mistakes:
+        if not close(mistake, expected) and close(value, mistake):
+            raise CheckFailed(f"your wavelength is not yet that of dimension {dimension}. Hint: {hint}")
+    direction = "long" if value > expected else "short"
+    raise CheckFailed(
+        f"your wavelength {value:.6g} is too {direction} for dimension {dimension} of a width-{d_model} "
+        f"encoding. Find the pair k that dimension belongs to, then its frequency omega_k."
+    )
+
+
+def _concat_permutation(d_model: int) -> np.ndarray:
+    return np.concatenate([np.arange(0, d_model, 2), np.arange(1, d_model, 2)])
+
+
+def check_concat_readout(answer: Any, readout: Any) -> CheckResult:
+    """Check read-out weights converted from the interleaved to the ``[sines | cosines]`` layout.
+
+    ``readout`` has one row per dimension of the interleaved encoding and is
+    applied as ``table @ readout``. The answer must give the same outputs
+    when applied to the concatenated layout: ``concat @ answer ==
+    interleaved @ readout`` for every position.
+
+    Parameters
+    ----------
+    answer : array_like or None
+        The converted weights, the same shape as ``readout``.
+    readout : array_like
+        Weights for the interleaved layout, shape ``(d,)`` or ``(d, m)`` with
+        ``d`` even.
+
+    Returns
+    -------
+    CheckResult
+        Truthy if correct, falsy if not attempted; displays its message.
+
+    Raises
+    ------
+    CheckFailed
+        If the weights are wrong (with a hint if they are unchanged or
+        permuted the wrong way round).
+    TypeError, ValueError
+        If ``readout`` is not a real array of shape ``(d,)`` or ``(d, m)``
+        with ``d`` a positive even number.
+
+    References
+    ----------
+    .. [1] A. Vaswani et al., "Tensor2Tensor for Neural Machine Translation", AMTA 2018.
+    .. [2] M. Ott et al., "fairseq: A Fast, Extensible Toolkit for Sequence Modeling",
+       NAACL 2019 (Demonstrations).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> w = np.arange(4.0)
+    >>> check_concat_readout(w[[0, 2, 1, 3]], w)
+    Correct: the [sines | cosines] table with these weights gives the same outputs.
+    """
+    weights = as_real_array(readout, "readout").astype(np.float64)
+    if weights.ndim not in (1, 2) or weights.shape[0] == 0 or weights.shape[0] % 2:
+        raise ValueError(
+            f"readout must have shape (d,) or (d, m) with d a positive even number, got {weights.shape}"
+        )
+    if is_placeholder(answer):
+        return not_attempted("your weights for the [sines | cosines] layout")
+    perm = _concat_permutation(weights.shape[0])
+    axes = ("dimension", "output")
+    compare_arrays(
+        answer,
+        weights[perm],
+        name="your weights",
+        description="the read-out for the [sines | cosines] layout",
+        axes=axes,
+        known_mistakes=[
+            (weights, "these are the interleaved weights unchanged, but the columns of the table moved: "
+                      "the weight for each feature has to move with it."),
+            (weights[np.argsort(perm)], "you permuted the rows the wrong way round (the inverse "
+                                        "permutation). Row j of the new weights must be the weight of "
+                                        "the interleaved dimension that lands in column j."),
+        ],
+    )
+    return passed("the [sines | cosines] table with these weights gives the same outputs.")

@@ -1,0 +1,200 @@
+"""Chapter 04 exercise checks: right answers pass, placeholders are not failures, wrong answers
+get hints for the common mistakes and never reveal the expected values.
+
+Expected values are worked out here with the math module, independently of the package.
+"""
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+from posenc_helpers.checks import (
+    CheckFailed,
+    check_concat_readout,
+    check_dimension_wavelength,
+    check_encoding_row,
+)
+
+# PE(7) for d = 6: omega_k = 10000**(-2k/6) for k = 0, 1, 2, i.e. 1, 10000**(-1/3), 10000**(-2/3).
+OMEGA_6 = [1.0, 10000.0 ** (-1 / 3), 10000.0 ** (-2 / 3)]
+PE_7 = [f(7 * w) for w in OMEGA_6 for f in (math.sin, math.cos)]
+
+
+def _numbers(text):
+    return [float(m) for m in re.findall(r"-?\d+\.\d+(?:e-?\d+)?", text)]
+
+
+def test_placeholders_are_not_attempted():
+    for result in (
+        check_encoding_row(None, 7, 6),
+        check_encoding_row(..., 7, 6),
+        check_dimension_wavelength(None, 301, 512),
+        check_concat_readout(None, np.ones(4)),
+    ):
+        assert not result
+        assert result.status == "not attempted"
+        assert repr(result).startswith("Not attempted yet")
+
+
+def test_encoding_row_right_answer():
+    result = check_encoding_row(PE_7, 7, 6)
+    assert result and repr(result).startswith("Correct")
+    # the worked example of the chapter, d = 4, t = 2
+    assert check_encoding_row([math.sin(2), math.cos(2), math.sin(0.02), math.cos(0.02)], 2, 4)
+    # another base: d = 4, base 100 gives omega = [1, 0.1]
+    assert check_encoding_row([math.sin(3), math.cos(3), math.sin(0.3), math.cos(0.3)], 3, 4, base=100.0)
+
+
+def test_encoding_row_recognises_the_dimension_index_mistake():
+    by_dimension = [10000.0 ** (-2 * i / 6) for i in range(6)]
+    wrong = [math.sin(7 * by_dimension[i]) if i % 2 == 0 else math.cos(7 * by_dimension[i]) for i in range(6)]
+    with pytest.raises(CheckFailed, match="dimension index"):
+        check_encoding_row(wrong, 7, 6)
+    # the variant without the factor 2 in the exponent: omega_i = 10000**(-i/d)
+    no_two = [10000.0 ** (-i / 6) for i in range(6)]
+    wrong = [math.sin(7 * no_two[i]) if i % 2 == 0 else math.cos(7 * no_two[i]) for i in range(6)]
+    with pytest.raises(CheckFailed, match="k = i // 2"):
+        check_encoding_row(wrong, 7, 6)
+
+
+def test_encoding_row_recognises_swap_layout_and_sign():
+    swapped = [f(7 * w) for w in OMEGA_6 for f in (math.cos, math.sin)]
+    with pytest.raises(CheckFailed, match="swapped"):
+        check_encoding_row(swapped, 7, 6)
+    concat = [math.sin(7 * w) for w in OMEGA_6] + [math.cos(7 * w) for w in OMEGA_6]
+    with pytest.raises(CheckFailed, match="interleaves"):
+        check_encoding_row(concat, 7, 6)
+    growing = [f(7 / w) for w in OMEGA_6 for f in (math.sin, math.cos)]
+    with pytest.raises(CheckFailed, match="minus sign"):
+        check_encoding_row(growing, 7, 6)
+
+
+def test_encoding_row_other_wrong_answers_point_at_a_dimension_without_the_answer():
+    wrong = list(PE_7)
+    wrong[3] = 0.5
+    with pytest.raises(CheckFailed) as info:
+        check_encoding_row(wrong, 7, 6)
+    message = str(info.value)
+    assert "dimension 3" in message and "0.5" in message
+    assert not any(math.isclose(x, v, rel_tol=1e-4) for x in _numbers(message) for v in PE_7 if abs(v) > 1e-3)
+    with pytest.raises(CheckFailed, match=r"shape \(6,\)"):
+        check_encoding_row(PE_7[:4], 7, 6)
+    with pytest.raises(CheckFailed, match="non-finite"):
+        check_encoding_row([np.nan] * 6, 7, 6)
+
+
+@pytest.mark.parametrize(
+    "kwargs, exception, words",
+    [
+        ({"position": float("nan"), "d_model": 6}, ValueError, ["position", "finite"]),
+        ({"position": "7", "d_model": 6}, TypeError, ["position"]),
+        ({"position": 7, "d_model": 5}, ValueError, ["d_model", "even"]),
+        ({"position": 7, "d_model": 6.0}, TypeError, ["d_model"]),
+        ({"position": 7, "d_model": 6, "base": 0.0}, ValueError, ["base", "> 0"]),
+    ],
+)
+def test_encoding_row_rejects_bad_arguments(kwargs, exception, words):
+    with pytest.raises(exception) as info:
+        check_encoding_row(PE_7, **kwargs)
+    for word in words:
+        assert word in str(info.value)
+
+
+# Dimension 301 of d = 512 is the cosine of pair 150: wavelength 2*pi * 10000**(300/512).
+WAVELENGTH_301 = 2 * math.pi * 10000.0 ** (300 / 512)
+
+
+def test_dimension_wavelength_right_answer():
+    result = check_dimension_wavelength(WAVELENGTH_301, 301, 512)
+    assert result and "pair 150" in repr(result)
+    assert check_dimension_wavelength(np.float64(WAVELENGTH_301 * (1 + 1e-8)), 301, 512)
+    assert check_dimension_wavelength(np.array([WAVELENGTH_301]), 301, 512)
+    # dimension 0 and 1 share pair 0: wavelength 2*pi for every width and base
+    assert check_dimension_wavelength(2 * math.pi, 1, 8, base=50.0)
+    # d = 4, dimension 3: omega_1 = 0.01, wavelength 200*pi
+    assert check_dimension_wavelength(200 * math.pi, 3, 4)
+
+
+@pytest.mark.parametrize(
+    "answer, hint",
+    [
+        (2 * math.pi * 10000.0 ** (602 / 512), "dimension index"),
+        (2 * math.pi * 10000.0 ** (301 / 512), "dimension index"),
+        (10000.0 ** (-300 / 512), "angular frequency"),
+        (10000.0 ** (300 / 512), "2\\*pi radians, not 1"),
+        (360 * 10000.0 ** (300 / 512), "radians"),
+    ],
+)
+def test_dimension_wavelength_recognises_mistakes(answer, hint):
+    with pytest.raises(CheckFailed, match=hint):
+        check_dimension_wavelength(answer, 301, 512)
+
+
+def test_dimension_wavelength_other_wrong_answers():
+    with pytest.raises(CheckFailed, match="too long") as info:
+        check_dimension_wavelength(WAVELENGTH_301 * 3, 301, 512)
+    assert not any(math.isclose(x, WAVELENGTH_301, rel_tol=1e-3) for x in _numbers(str(info.value)))
+    with pytest.raises(CheckFailed, match="too short"):
+        check_dimension_wavelength(1.0, 301, 512)
+    with pytest.raises(CheckFailed, match="single number"):
+        check_dimension_wavelength([1.0, 2.0], 301, 512)
+    with pytest.raises(CheckFailed, match="finite"):
+        check_dimension_wavelength(float("inf"), 301, 512)
+    with pytest.raises(CheckFailed, match="numpy array of numbers"):
+        check_dimension_wavelength("long", 301, 512)
+
+
+@pytest.mark.parametrize(
+    "args, exception, words",
+    [
+        ((301, 300), ValueError, ["dimension", "[0, 299]"]),
+        ((-1, 512), ValueError, ["dimension", ">= 0"]),
+        ((1.5, 512), TypeError, ["dimension", "integer"]),
+        ((3, 7), ValueError, ["d_model", "even"]),
+    ],
+)
+def test_dimension_wavelength_rejects_bad_arguments(args, exception, words):
+    with pytest.raises(exception) as info:
+        check_dimension_wavelength(1.0, *args)
+    for word in words:
+        assert word in str(info.value)
+    with pytest.raises(ValueError, match="base"):
+        check_dimension_wavelength(1.0, 3, 8, base=-1.0)
+
+
+def test_concat_readout():
+    w = np.arange(8.0)
+    # sines of pairs 0..3 are interleaved dimensions 0, 2, 4, 6; cosines are 1, 3, 5, 7
+    assert check_concat_readout([0.0, 2.0, 4.0, 6.0, 1.0, 3.0, 5.0, 7.0], w)
+    matrix = np.arange(12.0).reshape(4, 3)
+    assert check_concat_readout(matrix[[0, 2, 1, 3]], matrix)
+    with pytest.raises(CheckFailed, match="unchanged"):
+        check_concat_readout(w, w)
+    with pytest.raises(CheckFailed, match="wrong way round"):
+        # the inverse permutation: column j of the interleaved table from column inv[j] of concat
+        check_concat_readout(w[[0, 4, 1, 5, 2, 6, 3, 7]], w)
+    with pytest.raises(CheckFailed, match="transposed"):
+        check_concat_readout(matrix[[0, 2, 1, 3]].T, matrix)
+
+
+def test_concat_readout_agrees_with_the_tables():
+    from posenc_helpers import sinusoidal_encoding
+
+    rng = np.random.default_rng(0)
+    w = rng.normal(size=(8, 2))
+    interleaved = sinusoidal_encoding(20, 8)
+    concat = sinusoidal_encoding(20, 8, layout="concat")
+    answer = np.linalg.lstsq(concat, interleaved @ w, rcond=None)[0]  # solved, not permuted
+    assert check_concat_readout(answer, w)
+
+
+@pytest.mark.parametrize(
+    "readout, exception",
+    [(np.ones(5), ValueError), (np.ones((2, 2, 2)), ValueError), (np.ones(0), ValueError),
+     (["a", "b"], TypeError)],
+)
+def test_concat_readout_rejects_bad_readouts(readout, exception):
+    with pytest.raises(exception, match="readout"):
+        check_concat_readout(None, readout)
