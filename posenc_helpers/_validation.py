@@ -9,7 +9,7 @@ this file.
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -38,6 +38,25 @@ def check_count(value: Any, name: str, *, minimum: int = 0) -> int:
     if value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
     return value
+
+
+def check_lengths(values: Any, name: str = "lengths", *, minimum: int = 2) -> list[int]:
+    """Return a non-empty sequence of whole numbers ``>= minimum`` as a list of ints."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray, range)):
+        raise TypeError(
+            f"{name} must be a sequence of integers >= {minimum}, got {type(values).__name__}"
+        )
+    items = list(values)
+    if not items:
+        raise ValueError(f"{name} must hold at least one length")
+    for item in items:
+        if isinstance(item, (bool, np.bool_)) or not isinstance(item, numbers.Integral):
+            raise TypeError(f"{name} must hold integers >= {minimum}, got {item!r}")
+        if item < minimum:
+            raise ValueError(
+                f"{name} must hold integers >= {minimum} (a step needs two tokens), got {item}"
+            )
+    return [int(item) for item in items]
 
 
 def check_even_width(value: Any, name: str) -> int:

@@ -2,29 +2,18 @@
 
 from __future__ import annotations
 
-import numbers
 from typing import Any, Sequence
 
 import numpy as np
 
-from .._validation import check_positive_real
+from .._validation import check_lengths, check_positive_real
 from ._core import CheckFailed, CheckResult, compare_arrays, is_placeholder, not_attempted, passed
 
 __all__ = ["check_step_table", "check_first_dominant_position"]
 
 
 def _lengths(lengths: Sequence[int]) -> np.ndarray:
-    if isinstance(lengths, (str, bytes)) or not isinstance(lengths, (Sequence, np.ndarray)):
-        raise TypeError(f"lengths must be a sequence of integers >= 2, got {type(lengths).__name__}")
-    values = list(lengths)
-    if not values:
-        raise ValueError("lengths must hold at least one length")
-    for value in values:
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-            raise TypeError(f"lengths must hold integers >= 2, got {value!r}")
-        if value < 2:
-            raise ValueError(f"lengths must hold integers >= 2 (a step needs two tokens), got {value}")
-    return np.array(values, dtype=np.float64)
+    return np.array(check_lengths(lengths), dtype=np.float64)
 
 
 def check_step_table(answer: Any, lengths: Sequence[int]) -> CheckResult:

@@ -2,31 +2,16 @@
 
 from __future__ import annotations
 
-import numbers
 from typing import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 
+from .._validation import check_lengths
 from ._style import OKABE_ITO
 
 __all__ = ["plot_norm_ratio", "plot_normalized_strips", "plot_step_against_length"]
-
-
-def _lengths(lengths: Sequence[int], name: str = "lengths") -> list[int]:
-    """Validate a non-empty sequence of sequence lengths (integers >= 2)."""
-    if isinstance(lengths, (str, bytes)) or not isinstance(lengths, (Sequence, np.ndarray)):
-        raise TypeError(f"{name} must be a sequence of integers >= 2, got {type(lengths).__name__}")
-    values = list(lengths)
-    if not values:
-        raise ValueError(f"{name} must hold at least one length")
-    for value in values:
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-            raise TypeError(f"{name} must hold integers >= 2, got {value!r}")
-        if value < 2:
-            raise ValueError(f"{name} must hold integers >= 2 (a step needs two tokens), got {value}")
-    return [int(v) for v in values]
 
 
 def plot_norm_ratio(
@@ -173,7 +158,7 @@ def plot_normalized_strips(
     ['n = 5', 'n = 50']
     >>> plt.close("all")
     """
-    lengths = _lengths(lengths)
+    lengths = check_lengths(lengths)
     if ax is None:
         _, ax = plt.subplots(figsize=(6.0, 0.6 + 0.7 * len(lengths)))
     rows = np.arange(len(lengths))[::-1].astype(float)
@@ -246,10 +231,10 @@ def plot_step_against_length(
     """
     if isinstance(lengths, range):
         lengths = list(lengths)
-    lengths = np.array(_lengths(lengths))
+    lengths = np.array(check_lengths(lengths))
     if lengths.size < 2 or np.any(np.diff(lengths) <= 0):
         raise ValueError("lengths must hold at least two increasing lengths to draw a curve")
-    marked = _lengths(highlight, "highlight") if len(highlight) else []
+    marked = check_lengths(highlight, "highlight") if len(highlight) else []
     if ax is None:
         _, ax = plt.subplots(figsize=(4.5, 3.4))
     ax.plot(lengths, 1.0 / (lengths - 1), color=OKABE_ITO[0], linewidth=1.8)

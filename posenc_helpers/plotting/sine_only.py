@@ -10,14 +10,13 @@ table next to the straight lines their slow columns follow.
 
 from __future__ import annotations
 
-import numbers
-from typing import Any, Sequence
+from typing import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 
-from .._validation import as_real_array, check_count, check_finite, check_positive_real
+from .._validation import as_real_array, check_finite, check_positive_real, check_real
 from ..collisions import collision_scan
 from ._style import OKABE_ITO
 
@@ -28,15 +27,6 @@ SAME_SLOPE_STYLE = {"color": OKABE_ITO[1], "marker": "o", "label": "same slope (
 OPPOSITE_SLOPE_STYLE = {"color": OKABE_ITO[0], "marker": "s", "label": "opposite slope (mirror image)"}
 #: Gaps below this are drawn at this value on the logarithmic axis (0 has no logarithm).
 GAP_FLOOR = 1e-9
-
-
-def _check_real_number(value: Any, name: str) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a finite real number, got {type(value).__name__} {value!r}")
-    value = float(value)
-    if not np.isfinite(value):
-        raise ValueError(f"{name} must be a finite real number, got {value!r}")
-    return value
 
 
 def plot_collision_scan(
@@ -176,7 +166,7 @@ def plot_phase_circle(
     t = t.astype(np.float64)
     check_finite(t, "positions")
     omega = check_positive_real(omega, "omega")
-    marked = [_check_real_number(h, "highlight") for h in highlight]
+    marked = [check_real(h, "highlight") for h in highlight]
     missing = [h for h in marked if not np.any(t == h)]
     if missing:
         raise ValueError(f"highlight must list positions that are in positions; not found: {missing}")

@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-import numbers
-from typing import Any
 
 import ipywidgets as widgets
 import numpy as np
 from matplotlib.ticker import FixedLocator, LogFormatterMathtext, NullLocator
 
+from .._validation import check_count
 from ..plotting._style import OKABE_ITO
 from ._explorer import FigureExplorer
 
 __all__ = ["NaivePositionsExplorer"]
 
 _SCALE_EXPONENTS = (-2.0, 1.0)  # embedding scale slider: 10**-2 .. 10**1
-
-
-def _int_at_least(value: Any, name: str, minimum: int) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer >= {minimum}, got {type(value).__name__} {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
-    return int(value)
 
 
 class NaivePositionsExplorer(FigureExplorer):
@@ -92,9 +83,9 @@ class NaivePositionsExplorer(FigureExplorer):
         if self.typical_norm <= 0:
             raise ValueError("embeddings must have a typical (median) row norm above 0")
         self.d = table.shape[1]
-        self.max_length = _int_at_least(max_length, "max_length", 3)
-        self.reference_length = _int_at_least(reference_length, "reference_length", 2)
-        length = _int_at_least(length, "length", 2)
+        self.max_length = check_count(max_length, "max_length", minimum=3)
+        self.reference_length = check_count(reference_length, "reference_length", minimum=2)
+        length = check_count(length, "length", minimum=2)
         if length > self.max_length:
             raise ValueError(f"length must be at most max_length = {self.max_length}, got {length}")
         controls = {
