@@ -79,6 +79,19 @@ def test_student_version_drops_solutions_and_outputs():
     assert len(nb.cells) == 8  # the original is untouched
 
 
+def test_student_version_drops_plain_solution_directives():
+    nb = _notebook()
+    nb.cells.append(new_markdown_cell(
+        "```{exercise}\n:label: ex-explain\n\nExplain it.\n```\n\n"
+        "```{solution} ex-explain\n:class: dropdown\n\nThe secret answer.\n```\n\n"
+        "::::{solution} ex-explain\nAnother secret.\n::::\nAfter."
+    ))
+    student = nbtools.student_version(nb)
+    text = student.cells[-1].source
+    assert "Explain it." in text and "After." in text
+    assert "secret" not in text.lower() and "{solution}" not in text
+
+
 def test_student_export_never_overwrites_without_force(tmp_path):
     source = tmp_path / "01_x.ipynb"
     nbformat.write(_notebook(), source)
@@ -100,3 +113,14 @@ def test_unbalanced_solution_block_is_an_error():
     del nb.cells[6]
     with pytest.raises(ValueError, match="solution-end"):
         nbtools.student_version(nb)
+
+
+@pytest.mark.parametrize(
+    "path", sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("[0-9][0-9]_*.ipynb")),
+    ids=lambda p: p.stem,
+)
+def test_student_copies_of_the_chapters_hold_no_solutions(path):
+    student = nbtools.student_version(nbformat.read(path, as_version=4))
+    assert not any("{solution" in cell.source for cell in student.cells)
+    assert not any("solution" in cell.metadata.get("tags", []) for cell in student.cells)
+    assert any("{exercise" in cell.source for cell in student.cells)

@@ -39,6 +39,11 @@ CANONICAL_KERNELSPEC = {
 _MACHINE_PATH = re.compile(r"(?<![\w.])/(?:work|tmp|root|home|Users|private|var/folders)/[A-Za-z0-9_.-]")
 _ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]{6,}\b|<[^<>]* object at 0x[0-9a-fA-F]+>")
 _SOLUTION_START = re.compile(r"\{solution-start\}")
+# A plain (non-gated) solution directive inside a markdown cell, fenced with backticks or colons:
+# the opening fence, everything up to the matching closing fence of the same length.
+_SOLUTION_DIRECTIVE = re.compile(
+    r"^(?P<fence>`{3,}|:{3,})\{solution\}.*?^(?P=fence)[ \t]*$\n?", re.MULTILINE | re.DOTALL
+)
 _SOLUTION_END = re.compile(r"\{solution-end\}")
 
 
@@ -159,7 +164,12 @@ def measure(paths: list[Path]) -> list[tuple[Path, float, float]]:
 
 # --------------------------------------------------------------------------- student
 def student_version(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """A copy without solution blocks and without outputs, for handing out."""
+    """A copy without solutions and without outputs, for handing out.
+
+    Removed: every cell from a ``{solution-start}`` to its ``{solution-end}``,
+    every cell tagged ``solution``, and plain ``{solution}`` directives inside
+    markdown cells (the exercise text around them stays).
+    """
     out = copy.deepcopy(nb)
     kept = []
     inside = False
@@ -169,6 +179,8 @@ def student_version(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
             inside = True
         tagged = "solution" in cell.metadata.get("tags", [])
         if not inside and not tagged:
+            if cell.cell_type == "markdown" and _SOLUTION_DIRECTIVE.search(source):
+                cell.source = _SOLUTION_DIRECTIVE.sub("", source).rstrip() + "\n"
             kept.append(cell)
         if cell.cell_type == "markdown" and _SOLUTION_END.search(source):
             inside = False
