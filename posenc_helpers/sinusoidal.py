@@ -35,6 +35,11 @@ __all__ = [
 SINUSOIDAL_LAYOUTS = ("interleaved", "concat")
 
 
+def _concat_order(d_model: int) -> np.ndarray:
+    """Column ``j`` of the concat layout is column ``order[j]`` of the interleaved one."""
+    return np.concatenate([np.arange(0, d_model, 2), np.arange(1, d_model, 2)])
+
+
 def frequencies(d_model: int, *, base: float = 10000.0) -> np.ndarray:
     """Angular frequencies ``omega_k = base**(-2k/d_model)`` of the sinusoidal encoding.
 

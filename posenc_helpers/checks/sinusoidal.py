@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import as_real_array, check_count, check_even_width, check_positive_real, check_real
-from ..sinusoidal import sinusoidal_encoding
+from ..sinusoidal import _concat_order, sinusoidal_encoding
 from ._core import CheckFailed, CheckResult, as_answer_array, compare_arrays, is_placeholder, not_attempted, passed
 
 __all__ = ["check_encoding_row", "check_dimension_wavelength", "check_concat_readout"]
@@ -196,10 +196,6 @@ def check_dimension_wavelength(answer: Any, dimension: int, d_model: int, *, bas
     )
 
 
-def _concat_permutation(d_model: int) -> np.ndarray:
-    return np.concatenate([np.arange(0, d_model, 2), np.arange(1, d_model, 2)])
-
-
 def check_concat_readout(answer: Any, readout: Any) -> CheckResult:
     """Check read-out weights converted from the interleaved to the ``[sines | cosines]`` layout.
 
@@ -250,7 +246,7 @@ def check_concat_readout(answer: Any, readout: Any) -> CheckResult:
         )
     if is_placeholder(answer):
         return not_attempted("your weights for the [sines | cosines] layout")
-    perm = _concat_permutation(weights.shape[0])
+    perm = _concat_order(weights.shape[0])
     axes = ("dimension", "output")
     compare_arrays(
         answer,
