@@ -13,8 +13,8 @@ export PATH := $(abspath $(BIN)):$(PATH)
 export PYTHONHASHSEED := 0
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: help setup book book-only test test-unit test-doctest test-notebooks audit notebooks \
-        lab serve bench student lock clean distclean
+.PHONY: help setup book book-only test test-unit test-doctest test-notebooks test-student-book \
+        audit notebooks sync-setup lab serve bench student student-book lock clean distclean
 
 help:
 	@echo "make book       build the site into _build/html (sets up .venv first)"
@@ -24,6 +24,8 @@ help:
 	@echo "make notebooks  re-execute every notebook in place, in a fresh kernel each"
 	@echo "make bench      timing benchmarks (explorer updates, helpers, notebook runs)"
 	@echo "make student    notebooks without solutions into _build/student (FORCE=1 to overwrite)"
+	@echo "make student-book  the website with solutions hidden, into _build/student-book/_build/html"
+	@echo "make sync-setup the notebooks' Colab set-up cell, from repository.url in _config.yml"
 	@echo "make clean      remove build outputs (keeps .venv); make distclean also removes .venv"
 
 $(PY):
@@ -50,6 +52,7 @@ book-only:
 
 test: $(STAMP) test-unit test-doctest test-notebooks
 	$(MAKE) --no-print-directory book-only
+	$(MAKE) --no-print-directory test-student-book
 	@echo "make test: all checks passed"
 
 test-unit: $(STAMP)
@@ -81,7 +84,17 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench.py
 
 student: $(STAMP)
-	$(PY) tools/nbtools.py student $(NOTEBOOKS) --out _build/student $(if $(FORCE),--force,)
+	$(PY) -m posenc_helpers.student notebooks _build/student $(if $(FORCE),--force,)
+
+student-book: $(STAMP)
+	$(PY) tools/student_book.py
+
+# The student website must not show a line of any solution.
+test-student-book: student-book
+	POSENC_REQUIRE_STUDENT_BOOK=1 $(PY) -m pytest tests/test_student_book.py
+
+sync-setup: $(STAMP)
+	$(PY) tools/nbtools.py sync-setup $(NOTEBOOKS)
 
 # Regenerate constraints.txt from the direct pins, resolved on the oldest supported
 # Python (set PYTHON310=/path/to/python3.10 if it is not on PATH).

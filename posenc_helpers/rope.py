@@ -198,23 +198,35 @@ def apply_rope(
     else:
         theta = _check_inv_freq(inv_freq, head_dim)
     out_dtype = array.dtype if np.issubdtype(array.dtype, np.floating) else np.float64
-    check_finite(array, "x")
+    # One float64 pass over the (possibly large) input, in C order so that pairs of
+    # features sit next to each other; no copy when x already is such an array.
+    work = np.ascontiguousarray(array, dtype=np.float64)
+    # A sum is a fast finiteness test (a NaN or infinity makes it non-finite); only
+    # when it fails (or overflowed) do we pay for locating the bad entry.
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = work.sum()
+    if work.size and not np.isfinite(total):
+        check_finite(work, "x")
 
     angles = t[:, None] * theta[None, :]  # (seq, head_dim/2), float64
-    cos, sin = np.cos(angles), np.sin(angles)
-    work = array.astype(np.float64)
+    out = np.empty(work.shape, dtype=np.float64)
     if layout == "interleaved":
-        first, second = work[..., 0::2], work[..., 1::2]
+        # Pair (x[2i], x[2i+1]) is the complex number x[2i] + 1j x[2i+1], and the
+        # rotation by m * theta_i is one complex multiplication by e^{i m theta_i}:
+        # (a + ib)(cos + i sin) = (a cos - b sin) + i (a sin + b cos).
+        rotation = np.empty(angles.shape, dtype=np.complex128)
+        np.cos(angles, out=rotation.real)
+        np.sin(angles, out=rotation.imag)
+        np.multiply(work.view(np.complex128), rotation, out=out.view(np.complex128))
     else:
         half = head_dim // 2
+        cos, sin = np.cos(angles), np.sin(angles)
         first, second = work[..., :half], work[..., half:]
-    rotated_first = first * cos - second * sin
-    rotated_second = first * sin + second * cos
-    out = np.empty_like(work)
-    if layout == "interleaved":
-        out[..., 0::2] = rotated_first
-        out[..., 1::2] = rotated_second
-    else:
-        out[..., :half] = rotated_first
-        out[..., half:] = rotated_second
+        out_first, out_second = out[..., :half], out[..., half:]
+        np.multiply(first, cos, out=out_first)
+        product = second * sin
+        out_first -= product                  # first * cos - second * sin
+        np.multiply(first, sin, out=out_second)
+        np.multiply(second, cos, out=product)
+        out_second += product                 # first * sin + second * cos
     return out.astype(out_dtype, copy=False)

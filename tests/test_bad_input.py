@@ -1,5 +1,8 @@
 """Every public function rejects bad input with a TypeError or ValueError naming the argument."""
 
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -53,6 +56,8 @@ CASES = [
     (lambda: ph.apply_rope(X, 3), ValueError, ["positions", "x.shape[-2] = 4"]),
     (lambda: ph.apply_rope(X, [0, 1, 2]), ValueError, ["positions", "sequence axis"]),
     (lambda: ph.apply_rope(X, [0, 1, 2, np.nan]), ValueError, ["positions", "finite"]),
+    (lambda: ph.apply_rope(np.where(np.eye(4, 8) > 0, np.nan, X), 4), ValueError, ["x", "finite"]),
+    (lambda: ph.apply_rope(np.where(np.eye(4, 8) > 0, -np.inf, X), 4), ValueError, ["x", "finite"]),
     (lambda: ph.apply_rope(X, np.zeros((4, 1))), ValueError, ["positions", "1-D"]),
     (lambda: ph.apply_rope(X, 4, layout="neox"), ValueError, ["layout", "'half'"]),
     (lambda: ph.apply_rope(X, 4, base=-5), ValueError, ["base"]),
@@ -120,9 +125,22 @@ def test_bad_input_is_rejected_with_a_helpful_message(call, exception, words):
         assert word in message, f"{word!r} not in {message!r}"
 
 
+def _cases_from_other_test_modules():
+    """Chapter test modules may keep their own ``BAD_INPUT_CASES`` lists (same format)."""
+    cases = []
+    for path in sorted(Path(__file__).parent.glob("test_*.py")):
+        if path.name == Path(__file__).name or "BAD_INPUT_CASES" not in path.read_text():
+            continue
+        spec = importlib.util.spec_from_file_location(f"_bad_input_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        cases.extend(getattr(module, "BAD_INPUT_CASES", []))
+    return cases
+
+
 def test_every_public_function_is_covered():
     covered = set()
-    for call, _, _ in CASES:
+    for call, _, _ in CASES + _cases_from_other_test_modules():
         covered.update(name for name in call.__code__.co_names if name in ph.__all__)
     functions = {name for name in ph.__all__ if callable(getattr(ph, name)) and name[0].islower()}
     assert functions - {"checklist_markdown"} <= covered, functions - covered
@@ -136,6 +154,7 @@ def test_every_public_function_is_covered():
         lambda: ph.sine_only_encoding(0, 3),
         lambda: ph.alibi_bias(np.int16(4), np.int8(3)),
         lambda: ph.apply_rope(np.ones((0, 4)), []),
+        lambda: ph.apply_rope(np.full((4, 8), 1e308), 4),  # finite, though its sum overflows
         lambda: ph.softmax(np.zeros((0, 3))),
         lambda: ph.t5_relative_bucket([]),
         lambda: ph.scaled_rope_frequencies(2, method="ntk", factor=3.0),

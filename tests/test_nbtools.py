@@ -1,4 +1,4 @@
-"""Notebook tooling: normalisation, audit, and the student export that never overwrites."""
+"""Notebook tooling: normalisation and audit (the student export is tested in test_student.py)."""
 
 import sys
 from pathlib import Path
@@ -65,62 +65,3 @@ def test_error_allowed_when_tagged():
     nb.cells[1].metadata["tags"] = ["raises-exception"]
     nb.cells[1].outputs.append(new_output("error", ename="ValueError", evalue="", traceback=[]))
     assert nbtools.audit(nb) == []
-
-
-def test_student_version_drops_solutions_and_outputs():
-    nb = _notebook()
-    nb.cells[3].outputs = [new_output("stream", name="stdout", text="x")]
-    student = nbtools.student_version(nb)
-    sources = [c.source for c in student.cells]
-    assert not any("solution" in s for s in sources)
-    assert "answer = None" in sources and "answer = 42" not in sources
-    assert "## Key takeaways" in sources
-    assert all(c.outputs == [] and c.execution_count is None for c in student.cells if c.cell_type == "code")
-    assert len(nb.cells) == 8  # the original is untouched
-
-
-def test_student_version_drops_plain_solution_directives():
-    nb = _notebook()
-    nb.cells.append(new_markdown_cell(
-        "```{exercise}\n:label: ex-explain\n\nExplain it.\n```\n\n"
-        "```{solution} ex-explain\n:class: dropdown\n\nThe secret answer.\n```\n\n"
-        "::::{solution} ex-explain\nAnother secret.\n::::\nAfter."
-    ))
-    student = nbtools.student_version(nb)
-    text = student.cells[-1].source
-    assert "Explain it." in text and "After." in text
-    assert "secret" not in text.lower() and "{solution}" not in text
-
-
-def test_student_export_never_overwrites_without_force(tmp_path):
-    source = tmp_path / "01_x.ipynb"
-    nbformat.write(_notebook(), source)
-    out = tmp_path / "student"
-    nbtools.write_student_versions([source], out, force=False)
-    target = out / "01_x.ipynb"
-    target.write_text("a student's own work")
-    with pytest.raises(FileExistsError, match="--force"):
-        nbtools.write_student_versions([source], out, force=False)
-    assert target.read_text() == "a student's own work"
-    assert nbtools.main(["student", str(source), "--out", str(out)]) == 2
-    assert target.read_text() == "a student's own work"
-    nbtools.write_student_versions([source], out, force=True)
-    assert "answer = None" in target.read_text()
-
-
-def test_unbalanced_solution_block_is_an_error():
-    nb = _notebook()
-    del nb.cells[6]
-    with pytest.raises(ValueError, match="solution-end"):
-        nbtools.student_version(nb)
-
-
-@pytest.mark.parametrize(
-    "path", sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("[0-9][0-9]_*.ipynb")),
-    ids=lambda p: p.stem,
-)
-def test_student_copies_of_the_chapters_hold_no_solutions(path):
-    student = nbtools.student_version(nbformat.read(path, as_version=4))
-    assert not any("{solution" in cell.source for cell in student.cells)
-    assert not any("solution" in cell.metadata.get("tags", []) for cell in student.cells)
-    assert any("{exercise" in cell.source for cell in student.cells)

@@ -1,23 +1,21 @@
-"""Notebook tooling for the book: execute, normalise, audit and export for students.
+"""Notebook tooling for the book: execute, normalise, audit and measure.
 
 Usage (from the repository root, inside the project's virtual environment)::
 
     python tools/nbtools.py execute notebooks/*.ipynb       # re-run in place, fresh kernel each
     python tools/nbtools.py audit notebooks/*.ipynb         # report problems, exit 1 if any
     python tools/nbtools.py measure notebooks/*.ipynb       # time and peak memory, nothing written
-    python tools/nbtools.py student notebooks/*.ipynb --out DIR [--force]
+    python tools/nbtools.py sync-setup notebooks/*.ipynb    # (re)write the Colab set-up cell from _config.yml
 
 ``execute`` runs each notebook top to bottom in one fresh kernel and then
 normalises it (see :func:`normalize`), so that committing the result gives the
-same bytes on every machine. ``student`` writes copies without the solution
-blocks and without outputs; it refuses to overwrite an existing file unless
-``--force`` is given.
+same bytes on every machine. Student copies are made by
+``python -m posenc_helpers.student`` (``make student``).
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
 import re
 import resource
 import subprocess
@@ -27,6 +25,7 @@ from pathlib import Path
 
 import nbformat
 
+ROOT = Path(__file__).resolve().parents[1]
 KERNEL_NAME = "python3"
 EXECUTION_TIMEOUT = 300  # seconds per cell
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -38,13 +37,6 @@ CANONICAL_KERNELSPEC = {
 }
 _MACHINE_PATH = re.compile(r"(?<![\w.])/(?:work|tmp|root|home|Users|private|var/folders)/[A-Za-z0-9_.-]")
 _ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]{6,}\b|<[^<>]* object at 0x[0-9a-fA-F]+>")
-_SOLUTION_START = re.compile(r"\{solution-start\}")
-# A plain (non-gated) solution directive inside a markdown cell, fenced with backticks or colons:
-# the opening fence, everything up to the matching closing fence of the same length.
-_SOLUTION_DIRECTIVE = re.compile(
-    r"^(?P<fence>`{3,}|:{3,})\{solution\}.*?^(?P=fence)[ \t]*$\n?", re.MULTILINE | re.DOTALL
-)
-_SOLUTION_END = re.compile(r"\{solution-end\}")
 
 
 # --------------------------------------------------------------------------- normalise
@@ -162,61 +154,68 @@ def measure(paths: list[Path]) -> list[tuple[Path, float, float]]:
     return rows
 
 
-# --------------------------------------------------------------------------- student
-def student_version(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """A copy without solutions and without outputs, for handing out.
-
-    Removed: every cell from a ``{solution-start}`` to its ``{solution-end}``,
-    every cell tagged ``solution``, and plain ``{solution}`` directives inside
-    markdown cells (the exercise text around them stays).
-    """
-    out = copy.deepcopy(nb)
-    kept = []
-    inside = False
-    for cell in out.cells:
-        source = cell.source
-        if cell.cell_type == "markdown" and _SOLUTION_START.search(source):
-            inside = True
-        tagged = "solution" in cell.metadata.get("tags", [])
-        if not inside and not tagged:
-            if cell.cell_type == "markdown" and _SOLUTION_DIRECTIVE.search(source):
-                cell.source = _SOLUTION_DIRECTIVE.sub("", source).rstrip() + "\n"
-            kept.append(cell)
-        if cell.cell_type == "markdown" and _SOLUTION_END.search(source):
-            inside = False
-    if inside:
-        raise ValueError("a {solution-start} has no matching {solution-end}")
-    for cell in kept:
-        if cell.cell_type == "code":
-            cell.outputs = []
-            cell.execution_count = None
-    out.cells = kept
-    return out
+# --------------------------------------------------------------------------- Colab set-up cell
+SETUP_MARKER = "# Set-up for Colab and other fresh environments"
 
 
-def write_student_versions(paths: list[Path], out_dir: Path, *, force: bool) -> list[Path]:
-    """Write student copies into ``out_dir``; never overwrite without ``force``."""
-    targets = [out_dir / path.name for path in paths]
-    existing = [t for t in targets if t.exists()]
-    if existing and not force:
-        names = ", ".join(str(t) for t in existing)
-        raise FileExistsError(f"refusing to overwrite {names}; pass --force to replace them")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for path, target in zip(paths, targets):
-        nbformat.write(student_version(nbformat.read(path, as_version=4)), target)
-    return targets
+def repository_setting(config_path: Path = ROOT / "_config.yml") -> tuple[str, str]:
+    """The repository URL and branch from ``_config.yml`` (the one launch-button setting)."""
+    import yaml
+
+    config = yaml.safe_load(config_path.read_text()) or {}
+    repository = config.get("repository") or {}
+    return str(repository.get("url") or "").strip().rstrip("/"), str(repository.get("branch") or "main").strip()
+
+
+def setup_cell_source(url: str, branch: str) -> str:
+    """The first code cell of every chapter: installs posenc_helpers only where it is missing."""
+    if url:
+        install = (
+            '    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet",\n'
+            f'                    "posenc-helpers[widgets] @ git+{url}@{branch}"], check=True)'
+        )
+    else:
+        install = (
+            '    raise ModuleNotFoundError("posenc_helpers is not installed: run `pip install -e .` "\n'
+            '                              "in a clone of the book\'s repository (see How to use this book)")'
+        )
+    return (
+        f"{SETUP_MARKER}: install posenc_helpers if it is\n"
+        "# missing. Locally and on Binder it is already installed, and this does nothing.\n"
+        "import importlib.util\n"
+        "import subprocess\n"
+        "import sys\n"
+        "\n"
+        'if importlib.util.find_spec("posenc_helpers") is None:\n'
+        f"{install}\n"
+        'if "google.colab" in sys.modules:  # Colab shows ipywidgets 8 through its custom manager\n'
+        "    from google.colab import output\n"
+        "\n"
+        "    output.enable_custom_widget_manager()"
+    )
+
+
+def sync_setup_cell(nb: nbformat.NotebookNode, source: str) -> bool:
+    """Insert or update the set-up cell (first code cell, tagged remove-cell); True if changed."""
+    first_code = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), None)
+    if first_code is not None and nb.cells[first_code].source.startswith(SETUP_MARKER):
+        cell = nb.cells[first_code]
+        if cell.source == source and cell.metadata.get("tags") == ["remove-cell"]:
+            return False
+        cell.source = source
+        cell.metadata["tags"] = ["remove-cell"]
+        return True
+    cell = nbformat.v4.new_code_cell(source, metadata={"tags": ["remove-cell"]})
+    nb.cells.insert(1 if nb.cells and nb.cells[0].cell_type == "markdown" else 0, cell)
+    return True
 
 
 # --------------------------------------------------------------------------- CLI
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in ("execute", "audit", "measure"):
+    for name in ("execute", "audit", "measure", "sync-setup"):
         sub.add_parser(name).add_argument("notebooks", nargs="+", type=Path)
-    student = sub.add_parser("student")
-    student.add_argument("notebooks", nargs="+", type=Path)
-    student.add_argument("--out", type=Path, required=True, help="directory for the copies")
-    student.add_argument("--force", action="store_true", help="overwrite existing copies")
     sub.add_parser("_measure_one").add_argument("notebook", type=Path)
     args = parser.parse_args(argv)
 
@@ -240,14 +239,13 @@ def main(argv: list[str] | None = None) -> int:
         for path, seconds, mib in measure(args.notebooks):
             print(f"{path}: {seconds:.2f} s, kernel peak {mib:.0f} MiB")
         return 0
-    if args.command == "student":
-        try:
-            targets = write_student_versions(args.notebooks, args.out, force=args.force)
-        except FileExistsError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        for target in targets:
-            print(f"wrote {target}")
+    if args.command == "sync-setup":
+        source = setup_cell_source(*repository_setting())
+        for path in args.notebooks:
+            nb = nbformat.read(path, as_version=4)
+            if sync_setup_cell(nb, source):
+                nbformat.write(nb, path)
+                print(f"{path}: set-up cell written (re-run `make notebooks` before committing)")
         return 0
     if args.command == "_measure_one":
         _measure_one(args.notebook)

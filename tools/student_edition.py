@@ -1,0 +1,60 @@
+"""The student edition of the website: ``make student-book``.
+
+The student-book target builds from a generated copy of ``_config.yml`` with
+``hide_solutions: true`` (sphinx-exercise's switch) and
+``posenc_student_edition: true`` under ``sphinx.config``. Then
+
+* every solution is left out of the site, gated ``solution-start`` /
+  ``solution-end`` blocks (with their code cells) as well as plain
+  ``{solution}`` directives;
+* no page source is copied into the site, and the download and launch
+  buttons are dropped, since a downloaded or launched notebook would carry its
+  solutions.
+
+sphinx-exercise 1.2.1 implements ``hide_solutions`` for plain solutions only:
+with gated solutions the build crashes ("unknown node type:
+solution_end_node", executablebooks/sphinx-exercise#89). So this extension
+takes the switch over: it turns sphinx-exercise's own handling off and removes
+the merged solution nodes itself, right after sphinx-exercise has assembled
+them. In the normal build (both settings false) it does nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sphinx.transforms import SphinxTransform
+from sphinx_exercise.nodes import solution_node
+
+
+class RemoveSolutions(SphinxTransform):
+    """Drop every solution from the doctree when the student edition hides them."""
+
+    default_priority = 11  # after sphinx-exercise's MergeGatedSolutions (10)
+
+    def apply(self, **kwargs: Any) -> None:
+        if not self.config.posenc_hide_solutions:
+            return
+        for node in list(self.document.findall(solution_node)):
+            node.parent.remove(node)
+
+
+def _configure(app: Any, config: Any) -> None:
+    config.posenc_hide_solutions = bool(config.hide_solutions)
+    config.hide_solutions = False  # see the module docstring: we remove them ourselves
+    if not config.posenc_student_edition:
+        return
+    config.html_copy_source = False
+    options = config.html_theme_options
+    options["use_download_button"] = False
+    options["launch_buttons"] = {}
+    options.pop("repository_url", None)
+
+
+def setup(app: Any) -> dict[str, Any]:
+    app.add_config_value("posenc_student_edition", False, "env", [bool])
+    app.add_config_value("posenc_hide_solutions", False, "env", [bool])
+    app.add_transform(RemoveSolutions)
+    # After tools/launch_buttons.py (priority 100), so the student edition has the last word.
+    app.connect("config-inited", _configure, priority=200)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
