@@ -11,25 +11,35 @@ module                          idea
 :mod:`.positions`               raw and normalised indices
 :mod:`.sinusoidal`              sine-only and sine/cosine encodings, ``M(phi)``
 :mod:`.rope`                    rotary embeddings
+:mod:`.rope_analysis`           RoPE's matrix, layout permutation, decay bound
 :mod:`.long_context`            RoPE frequency rescaling (PI, NTK, YaRN)
 :mod:`.alibi`                   linear attention biases
 :mod:`.relative`                T5 relative-position buckets
+:mod:`.learned`                 learned absolute tables, Shaw's clipped relative vectors
 :mod:`.attention`               softmax and scaled dot-product attention
 :mod:`.metrics`                 distances between encodings, least-squares shift maps
 :mod:`.collisions`              near-collisions of one sine over integer positions
+:mod:`.precision`               RoPE angles in float16/bfloat16/float32/float64, colliding positions
 :mod:`.checklist`               the six-property checklist, scored by code
+:mod:`.comparison`              all methods as encoders; the offset head
 ==============================  ==========================================
 """
 
 from .alibi import alibi_bias, alibi_slopes
+from .alibi import alibi_bias_shifted
 from .attention import scaled_dot_product_attention, softmax
 from .collisions import collision_scan
 from .checklist import CHECKLIST, checklist_markdown, score_encoding
+from .comparison import MECHANISMS, NOT_APPLICABLE, checklist_grid, comparison_markdown, criterion_applies, method_encoders, offset_head_profile, offset_head_weights, offset_score
 from .long_context import scaled_rope_frequencies
+from .long_context import unseen_angle_pairs
 from .metrics import linear_shift_fit, min_pairwise_distance
 from .positions import integer_positions, normalized_positions
+from .precision import angle_errors, colliding_positions, rope_angles, round_to_bfloat16, round_to_precision
+from .learned import clipped_relative_positions, learned_encoding, learned_position_table, shaw_attention_logits, shaw_relative_index
 from .relative import t5_relative_bucket
 from .rope import apply_rope, rope_frequencies
+from .rope_analysis import rope_decay_bound, rope_layout_permutation, rope_rotation_matrix
 from .sinusoidal import (
     frequencies,
     shift_matrix,
@@ -50,10 +60,25 @@ __all__ = [
     "shift_matrix",
     "rope_frequencies",
     "apply_rope",
+    "rope_rotation_matrix",
+    "rope_layout_permutation",
+    "rope_decay_bound",
     "scaled_rope_frequencies",
+    "unseen_angle_pairs",
+    "round_to_bfloat16",
+    "round_to_precision",
+    "rope_angles",
+    "angle_errors",
+    "colliding_positions",
     "alibi_slopes",
     "alibi_bias",
+    "alibi_bias_shifted",
     "t5_relative_bucket",
+    "learned_position_table",
+    "learned_encoding",
+    "clipped_relative_positions",
+    "shaw_relative_index",
+    "shaw_attention_logits",
     "softmax",
     "scaled_dot_product_attention",
     "min_pairwise_distance",
@@ -62,4 +87,13 @@ __all__ = [
     "CHECKLIST",
     "score_encoding",
     "checklist_markdown",
+    "MECHANISMS",
+    "NOT_APPLICABLE",
+    "method_encoders",
+    "criterion_applies",
+    "checklist_grid",
+    "comparison_markdown",
+    "offset_score",
+    "offset_head_weights",
+    "offset_head_profile",
 ]

@@ -125,3 +125,71 @@ def alibi_bias(n_heads: int, seq_len: int, *, causal: bool = True) -> np.ndarray
         bias[:, key_minus_query > 0] = -np.inf
         return bias
     return slopes[:, None, None] * (0.0 - np.abs(key_minus_query))[None, :, :]
+
+
+def alibi_bias_shifted(n_heads: int, seq_len: int, *, causal: bool = True) -> np.ndarray:
+    """The common implementation of ALiBi: the bias ``m_h * j``, the same for every query.
+
+    Many implementations, including the paper's reference code, add
+    ``m_h * j`` (one row, broadcast over all queries) instead of
+    ``-m_h * (i - j)``. The two differ by ``-m_h * i``, a constant on each
+    row, and softmax ignores a constant added to a row, so with the causal
+    mask they give identical attention. Without the mask they do not describe
+    the same model: ``m_h * j`` then equals the unmasked ``-m_h * (i - j)`` up
+    to that row constant, a bias that *rewards* keys after the query, and it is
+    not the symmetric ``-m_h * |i - j|`` of :func:`alibi_bias` with
+    ``causal=False``.
+
+    Parameters
+    ----------
+    n_heads : int
+        Number of heads, ``>= 1``; slopes from :func:`alibi_slopes`.
+    seq_len : int
+        Sequence length, ``>= 0``.
+    causal : bool, optional
+        Mask future keys (``j > i``) with ``-inf``. Default True.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(n_heads, seq_len, seq_len)``, dtype float64, with
+        ``bias[h, i, j] = m_h * j`` (or ``-inf`` where masked).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``n_heads`` is not an integer ``>= 1``, ``seq_len`` not an integer
+        ``>= 0`` or ``causal`` not a bool.
+
+    References
+    ----------
+    .. [1] O. Press, N. A. Smith, M. Lewis, "Train Short, Test Long: Attention
+       with Linear Biases Enables Input Length Extrapolation", ICLR 2022; the
+       reference implementation builds ``slopes * arange(max_positions)`` and
+       adds it to the causal mask.
+
+    Examples
+    --------
+    With four heads the first slope is 1/4; each row is ``[0, 1/4, 2/4]``, masked:
+
+    >>> alibi_bias_shifted(4, 3)[0]
+    array([[0.  , -inf, -inf],
+           [0.  , 0.25, -inf],
+           [0.  , 0.25, 0.5 ]])
+    >>> alibi_bias_shifted(4, 3, causal=False)[0]
+    array([[0.  , 0.25, 0.5 ],
+           [0.  , 0.25, 0.5 ],
+           [0.  , 0.25, 0.5 ]])
+    """
+    slopes = alibi_slopes(n_heads)
+    seq_len = check_count(seq_len, "seq_len")
+    if not isinstance(causal, (bool, np.bool_)):
+        raise TypeError(f"causal must be True or False, got {type(causal).__name__} {causal!r}")
+    key = np.arange(seq_len, dtype=np.float64)
+    bias = np.broadcast_to(slopes[:, None, None] * key[None, None, :], (slopes.size, seq_len, seq_len)).copy()
+    if causal:
+        bias[:, key[None, :] > key[:, None]] = -np.inf
+    return bias
+
+
+__all__ += ["alibi_bias_shifted"]

@@ -23,16 +23,19 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._validation import (
+    as_real_array,
     check_choice,
     check_count,
     check_even_width,
+    check_finite,
     check_positive_real,
 )
 from .rope import rope_frequencies
 
-__all__ = ["scaled_rope_frequencies"]
+__all__ = ["scaled_rope_frequencies", "unseen_angle_pairs"]
 
 SCALING_METHODS = ("linear", "ntk", "yarn")
 
@@ -160,3 +163,86 @@ def scaled_rope_frequencies(
     ramp = np.clip((pair_index - low) / span, 0.0, 1.0)
     inv_freq = original * (1.0 - ramp) + (original / factor) * ramp
     return inv_freq, _yarn_attention_factor(factor)
+
+
+def unseen_angle_pairs(
+    inv_freq: ArrayLike,
+    scaled_inv_freq: ArrayLike,
+    original_max_len: int,
+    new_max_len: int,
+) -> np.ndarray:
+    """Which pairs reach rotation angles at ``new_max_len`` that training never produced.
+
+    During training on positions ``0 .. L-1`` pair ``i`` turns through the
+    angles ``[0, L * theta_i)`` (the interval that positions in ``[0, L)``
+    cover, the convention of position interpolation). If ``L * theta_i >= 2 pi``
+    that is the whole circle and no angle can be new. Otherwise a pair whose
+    largest angle at the new length, ``(L' - 1) * theta'_i``, is beyond
+    ``L * theta_i`` turns into angles the model has never seen.
+
+    Parameters
+    ----------
+    inv_freq : array_like
+        The frequencies ``theta_i`` the model was trained with, a non-empty
+        1-D array of finite numbers ``> 0``.
+    scaled_inv_freq : array_like
+        The frequencies ``theta'_i`` used at the new length (``inv_freq``
+        itself for plain RoPE), same shape, finite and ``> 0``.
+    original_max_len : int
+        The training context ``L``, an integer ``>= 1``.
+    new_max_len : int
+        The new context ``L'``, an integer ``>= 1``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Boolean mask, one entry per pair: True where the pair reaches unseen angles.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If the frequencies are not 1-D arrays of the same non-zero length
+        holding finite numbers ``> 0``, or a length is not an integer ``>= 1``.
+
+    References
+    ----------
+    .. [1] S. Chen, S. Wong, L. Chen, Y. Tian, "Extending Context Window of Large
+       Language Models via Positional Interpolation", arXiv:2306.15595, 2023.
+    .. [2] B. Peng, J. Quesnelle, H. Fan, E. Shippole, "YaRN: Efficient Context
+       Window Extension of Large Language Models", arXiv:2309.00071, 2023
+       (NTK-aware scaling pushes some pairs slightly out of bounds).
+
+    Examples
+    --------
+    Two pairs, trained on 100 tokens: the fast pair (one radian per token) has
+    seen the whole circle; the slow one only a tenth of a radian.
+
+    >>> theta = np.array([1.0, 0.001])
+    >>> unseen_angle_pairs(theta, theta, 100, 400)
+    array([False,  True])
+    >>> unseen_angle_pairs(theta, theta / 4, 100, 400)
+    array([False, False])
+    """
+    theta = _positive_frequencies(inv_freq, "inv_freq")
+    scaled = _positive_frequencies(scaled_inv_freq, "scaled_inv_freq")
+    if scaled.shape != theta.shape:
+        raise ValueError(
+            f"scaled_inv_freq must have the shape of inv_freq {theta.shape} (one frequency per pair), "
+            f"got {scaled.shape}"
+        )
+    original_max_len = check_count(original_max_len, "original_max_len", minimum=1)
+    new_max_len = check_count(new_max_len, "new_max_len", minimum=1)
+    trained_edge = original_max_len * theta
+    partial_turn = trained_edge < 2.0 * math.pi
+    return partial_turn & ((new_max_len - 1) * scaled > trained_edge)
+
+
+def _positive_frequencies(values: ArrayLike, name: str) -> np.ndarray:
+    array = as_real_array(values, name).astype(np.float64)
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D array (one frequency per pair), got shape {array.shape}")
+    check_finite(array, name)
+    if np.any(array <= 0):
+        bad = int(np.flatnonzero(array <= 0)[0])
+        raise ValueError(f"{name} must hold frequencies > 0; entry {bad} is {array[bad]!r}")
+    return array

@@ -72,8 +72,10 @@ def t5_relative_bucket(
         Total number of buckets, default 32. Must leave at least one exact
         bucket: ``>= 2`` (``>= 4`` when bidirectional).
     max_distance : int, optional
-        Distance at which the last bucket starts, default 128. Must exceed the
-        number of exact buckets.
+        Distance from which on every offset is in the last bucket, default 128.
+        Because the logarithmic formula rounds down, the last bucket already
+        begins somewhat earlier (at 91 when bidirectional and 113 when not, for
+        the defaults). Must exceed the number of exact buckets.
 
     Returns
     -------
@@ -103,6 +105,14 @@ def t5_relative_bucket(
     array([17, 18, 26])
     >>> t5_relative_bucket(np.array([3, -3]), bidirectional=False)
     array([0, 3])
+
+    Where the last bucket really begins, for keys before the query:
+
+    >>> back = np.arange(200)
+    >>> int(back[t5_relative_bucket(-back) == 15].min())
+    91
+    >>> int(back[t5_relative_bucket(-back, bidirectional=False) == 31].min())
+    113
     """
     offsets = _as_integer_offsets(relative_position)
     if not isinstance(bidirectional, (bool, np.bool_)):

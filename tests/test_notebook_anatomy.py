@@ -5,12 +5,15 @@ checks that a fresh run reproduces their outputs.
 """
 
 import re
+import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import nbtools  # noqa: E402
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 BIB_KEYS = set(re.findall(r"@\w+\{([^,\s]+),", (ROOT / "book" / "references.bib").read_text()))
 
@@ -47,14 +50,27 @@ def test_title_motivation_and_learning_goals(chapter):
     assert len(re.findall(r"^- ", goals, flags=re.M)) >= 3
 
 
+def test_colab_setup_cell_comes_first(chapter):
+    """The first code cell installs posenc_helpers where it is missing (Colab), from the
+    repository set in _config.yml, and is removed from the website."""
+    _, nb, _ = chapter
+    first = _code(nb)[0]
+    assert nb.cells[1] is first, "the Colab set-up cell follows the title cell"
+    assert first.source == nbtools.setup_cell_source(*nbtools.repository_setting()), (
+        "out of date with _config.yml: run `make sync-setup`"
+    )
+    assert _tags(first) == ["remove-cell"]
+    assert first.outputs == []
+
+
 def test_setup_cell_is_the_only_hidden_cell(chapter):
     _, nb, _ = chapter
     code = _code(nb)
-    setup = code[0]
+    setup = code[1]
     assert "hide-input" in _tags(setup)
     assert "from posenc_helpers" in setup.source
-    hidden = [c for c in code[1:] if {"hide-input", "remove-input", "remove-cell"} & set(_tags(c))]
-    assert not hidden, "only the setup cell may be hidden"
+    hidden = [c for c in code[2:] if {"hide-input", "remove-input", "remove-cell"} & set(_tags(c))]
+    assert not hidden, "only the set-up cells may be hidden"
 
 
 def test_math_with_labelled_equations(chapter):

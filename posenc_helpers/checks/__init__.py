@@ -20,6 +20,11 @@ from .naive import check_first_dominant_position, check_step_table
 from .sine_only import check_period_and_first_repeat, check_shift_residual
 from .sinusoidal import check_concat_readout, check_dimension_wavelength, check_encoding_row
 from .rotation import check_concat_shift_matrix, check_shift_matrix, check_swapped_rotation_block
+from .rope import check_converted_projection, check_rotated_query
+from .alibi import check_alibi_head_bias, check_alibi_slopes
+from .learned import check_clipped_distances, check_t5_buckets
+from .long_context import check_first_interpolated_collision, check_rescaled_frequencies
+from .comparison import check_alibi_weight_factor, check_offset_keys
 
 __all__ = [
     "CheckFailed",
@@ -37,4 +42,14 @@ __all__ = [
     "check_swapped_rotation_block",
     "check_concat_shift_matrix",
     "check_shift_matrix",
+    "check_rotated_query",
+    "check_converted_projection",
+    "check_alibi_slopes",
+    "check_alibi_head_bias",
+    "check_clipped_distances",
+    "check_t5_buckets",
+    "check_rescaled_frequencies",
+    "check_first_interpolated_collision",
+    "check_offset_keys",
+    "check_alibi_weight_factor",
 ]

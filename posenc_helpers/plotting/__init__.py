@@ -11,6 +11,11 @@ from .naive import plot_norm_ratio, plot_normalized_strips, plot_step_against_le
 from .sine_only import plot_collision_scan, plot_phase_circle, plot_sine_columns
 from .sinusoidal import plot_encoding_heatmap, plot_wavelengths
 from .rotation import plot_pair_on_circle, plot_position_scores, plot_rotation_frames
+from .rope import plot_decay_bound, plot_decay_scores, plot_rotation_matrix
+from .alibi import plot_alibi_slopes, plot_bias_heatmaps, plot_weights_by_distance
+from .learned import plot_learned_table, plot_relative_matrix, plot_t5_buckets
+from .long_context import plot_angle_errors, plot_stretch_factors
+from .comparison import plot_checklist_grid, plot_head_weights
 
 __all__ = [
     "OKABE_ITO",
@@ -30,4 +35,17 @@ __all__ = [
     "plot_pair_on_circle",
     "plot_rotation_frames",
     "plot_position_scores",
+    "plot_decay_bound",
+    "plot_decay_scores",
+    "plot_rotation_matrix",
+    "plot_alibi_slopes",
+    "plot_bias_heatmaps",
+    "plot_weights_by_distance",
+    "plot_learned_table",
+    "plot_relative_matrix",
+    "plot_t5_buckets",
+    "plot_stretch_factors",
+    "plot_angle_errors",
+    "plot_checklist_grid",
+    "plot_head_weights",
 ]

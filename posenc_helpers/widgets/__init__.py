@@ -12,6 +12,11 @@ from .naive import NaivePositionsExplorer
 from .sine_only import SineCollisionExplorer
 from .sinusoidal import SinusoidalExplorer
 from .rotation import UnitCircleExplorer
+from .rope import RopeDecayExplorer
+from .alibi import AlibiExplorer
+from .learned import T5BucketExplorer
+from .long_context import RopeScalingExplorer
+from .comparison import OffsetHeadExplorer
 
 __all__ = [
     "FigureExplorer",
@@ -20,4 +25,9 @@ __all__ = [
     "SineCollisionExplorer",
     "SinusoidalExplorer",
     "UnitCircleExplorer",
+    "RopeDecayExplorer",
+    "AlibiExplorer",
+    "T5BucketExplorer",
+    "RopeScalingExplorer",
+    "OffsetHeadExplorer",
 ]

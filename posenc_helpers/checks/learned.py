@@ -1,0 +1,251 @@
+"""Checks for chapter 06: Shaw et al.'s clipped distances and T5's relative-position buckets."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+
+from .._validation import _describe, check_count
+from ..learned import clipped_relative_positions
+from ..relative import t5_relative_bucket
+from ._core import CheckResult, compare_arrays, is_placeholder, not_attempted, passed
+
+__all__ = ["check_clipped_distances", "check_t5_buckets"]
+
+
+def check_clipped_distances(answer: Any, query_len: int, key_len: int, max_distance: int) -> CheckResult:
+    """Check the matrix of clipped relative distances ``clip(j - i, -k, k)`` of Shaw et al.
+
+    Entry ``(i, j)`` belongs to query ``i`` (row) and key ``j`` (column), both
+    counted from position 0 of the same sequence, and says how many tokens
+    the key lies after the query, clipped to ``[-k, k]`` with
+    ``k = max_distance``.
+
+    Parameters
+    ----------
+    answer : array_like or None
+        The student's ``(query_len, key_len)`` matrix (``None`` or ``...``
+        while not attempted).
+    query_len, key_len : int
+        Numbers of queries and keys, each ``>= 1``.
+    max_distance : int
+        The clipping distance ``k``, ``>= 1``.
+
+    Returns
+    -------
+    CheckResult
+        Truthy if correct, falsy if not attempted; displays its message.
+
+    Raises
+    ------
+    CheckFailed
+        If the matrix is wrong; the message says where and hints at the
+        common mistakes (sign, clipping, table index), without the answer.
+    TypeError, ValueError
+        If a size is not an integer ``>= 1``.
+
+    References
+    ----------
+    .. [1] P. Shaw, J. Uszkoreit, A. Vaswani, "Self-Attention with Relative
+       Position Representations", NAACL 2018, section 3.2.
+
+    Examples
+    --------
+    >>> check_clipped_distances([[0, 1, 1], [-1, 0, 1]], query_len=2, key_len=3, max_distance=1)
+    Correct: entry (i, j) is clip(j - i, -k, k), the same along every diagonal.
+    >>> check_clipped_distances(None, query_len=2, key_len=3, max_distance=1)
+    Not attempted yet.
+    Replace the placeholder with your (query_len, key_len) matrix of clipped distances, then run the cell again.
+    """
+    query_len = check_count(query_len, "query_len", minimum=1)
+    key_len = check_count(key_len, "key_len", minimum=1)
+    k = check_count(max_distance, "max_distance", minimum=1)
+    if is_placeholder(answer):
+        return not_attempted("your (query_len, key_len) matrix of clipped distances")
+    expected = clipped_relative_positions(query_len, key_len, k).astype(np.float64)
+    raw = (np.arange(key_len)[None, :] - np.arange(query_len)[:, None]).astype(np.float64)
+    compare_arrays(
+        answer,
+        expected,
+        name="clipped",
+        description=f"the {query_len} x {key_len} matrix of clip(j - i, -k, k) with k = {k}",
+        axes=("query i", "key j"),
+        atol=1e-9,
+        rtol=0.0,
+        known_mistakes=[
+            (-expected, "the signs are flipped: you computed i - j. The distance is key minus "
+                        "query, j - i, so a key to the right of the query is positive."),
+            (raw, "the distances are not clipped: anything beyond k tokens either way must "
+                  "become exactly -k or k (np.clip)."),
+            (-raw, "you computed i - j and did not clip: use j - i (key minus query), then "
+                   "clip to [-k, k]."),
+            (expected + k, "that is the row index into the table of 2k + 1 vectors (distance "
+                           "+ k, from 0 to 2k); the exercise asks for the signed distance."),
+            (np.clip(raw, -(k - 1), k - 1), "you clipped at k - 1; the largest distance kept is k itself."),
+            (np.clip(raw, -(k + 1), k + 1), "you clipped at k + 1; the largest distance kept is k."),
+        ],
+    )
+    return passed("entry (i, j) is clip(j - i, -k, k), the same along every diagonal.")
+
+
+def _as_key_positions(value: Any) -> np.ndarray:
+    if isinstance(value, (str, bytes)) or isinstance(value, numbers.Number):
+        raise TypeError(f"key_positions must be a 1-D sequence of integers, got {_describe(value)}")
+    array = np.asarray(value)
+    if array.size == 0:
+        raise ValueError(f"key_positions must be a non-empty 1-D sequence, got shape {array.shape}")
+    if array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
+        raise TypeError(f"key_positions must hold integers (token positions), got dtype {array.dtype}")
+    if array.ndim != 1:
+        raise ValueError(f"key_positions must be a non-empty 1-D sequence, got shape {array.shape}")
+    if (array < 0).any():
+        raise ValueError(f"key_positions must be >= 0 (positions count from 0), got {int(array.min())}")
+    return array.astype(np.int64)
+
+
+def _bucket_variant(
+    relative_position: np.ndarray,
+    bidirectional: bool,
+    num_buckets: int,
+    max_distance: int,
+    *,
+    cap: bool = True,
+    rounding: Any = np.floor,
+) -> np.ndarray:
+    """T5's bucket with one step done differently (no cap, or rounding to nearest): wrong answers."""
+    n = -relative_position.astype(np.int64)
+    if bidirectional:
+        num_buckets //= 2
+        result = np.where(n < 0, num_buckets, 0)
+        n = np.abs(n)
+    else:
+        result = np.zeros_like(n)
+        n = np.maximum(n, 0)
+    max_exact = num_buckets // 2
+    scaled = np.log(np.maximum(n, max_exact) / max_exact) / math.log(max_distance / max_exact)
+    large = max_exact + rounding(scaled * (num_buckets - max_exact)).astype(np.int64)
+    if cap:
+        large = np.minimum(large, num_buckets - 1)
+    return result + np.where(n < max_exact, n, large)
+
+
+def check_t5_buckets(
+    answer: Any,
+    query_position: int,
+    key_positions: Any,
+    *,
+    bidirectional: bool = False,
+    num_buckets: int = 32,
+    max_distance: int = 128,
+) -> CheckResult:
+    """Check T5's bucket for one query and several keys.
+
+    The bucket of key ``j`` for the query at position ``i`` is T5's
+    ``_relative_position_bucket`` of ``relative_position = j - i`` (key minus
+    query), with the given mode, number of buckets and ``max_distance``.
+
+    Parameters
+    ----------
+    answer : array_like or None
+        One bucket per key, in the order of ``key_positions`` (``None`` or
+        ``...`` while not attempted).
+    query_position : int
+        Position of the query, ``>= 0``.
+    key_positions : sequence of int
+        Positions of the keys, each ``>= 0``.
+    bidirectional : bool, optional
+        Encoder-style (True) or causal decoder-style (False, default) buckets.
+    num_buckets : int, optional
+        Total number of buckets, default 32.
+    max_distance : int, optional
+        Distance from which every key shares the last bucket, default 128.
+
+    Returns
+    -------
+    CheckResult
+        Truthy if correct, falsy if not attempted; displays its message.
+
+    Raises
+    ------
+    CheckFailed
+        If a bucket is wrong; the message says which key and hints at the
+        common mistakes (sign, off by one, mode, cap, rounding), without the
+        right buckets.
+    TypeError, ValueError
+        If a position or setting is not allowed.
+
+    References
+    ----------
+    .. [1] C. Raffel et al., "Exploring the Limits of Transfer Learning with a
+       Unified Text-to-Text Transformer", JMLR 21(140), 2020, section 2.1.
+
+    Examples
+    --------
+    A key 3 tokens back is in bucket 3 (exact); a key after the query is in
+    bucket 0 in causal mode:
+
+    >>> check_t5_buckets([3, 0], query_position=10, key_positions=[7, 11])
+    Correct: every key is in its T5 bucket (causal mode, 32 buckets, max_distance 128).
+    >>> check_t5_buckets(None, query_position=10, key_positions=[7, 11])
+    Not attempted yet.
+    Replace the placeholder with one bucket per key, in the order of key_positions, then run the cell again.
+    """
+    query_position = check_count(query_position, "query_position")
+    keys = _as_key_positions(key_positions)
+    if not isinstance(bidirectional, (bool, np.bool_)):
+        raise TypeError(f"bidirectional must be True or False, got {_describe(bidirectional)}")
+    relative = keys - query_position
+    expected = t5_relative_bucket(
+        relative, bidirectional=bool(bidirectional), num_buckets=num_buckets, max_distance=max_distance
+    )
+    if is_placeholder(answer):
+        return not_attempted("one bucket per key, in the order of key_positions")
+    num_buckets = int(num_buckets)
+    max_distance = int(max_distance)
+    mode = "bidirectional" if bidirectional else "causal"
+
+    def bucket(rel: np.ndarray, bidi: bool = bool(bidirectional)) -> np.ndarray:
+        return t5_relative_bucket(rel, bidirectional=bidi, num_buckets=num_buckets, max_distance=max_distance)
+
+    mistakes = [
+        (bucket(-relative), "the direction is flipped: T5's relative_position is key - query "
+                            "(memory position minus query position), negative for keys before the query."),
+        (bucket(relative - 1), "every distance is one token too large: the key at the query's own "
+                               "position has distance 0, the one just before it distance 1."),
+        (bucket(relative + 1), "every distance is one token too small: the key at the query's own "
+                               "position has distance 0, the one just before it distance 1."),
+    ]
+    try:
+        other_mode_buckets = bucket(relative, not bool(bidirectional))
+    except ValueError:  # the settings leave no exact bucket in the other mode
+        other_mode_buckets = None
+    if other_mode_buckets is not None:
+        other_mode = "causal" if bidirectional else "bidirectional"
+        mistakes.append((
+            other_mode_buckets,
+            f"these are the {other_mode} buckets; this exercise uses {mode} mode. Bidirectional "
+            "mode gives each direction half the buckets (and half as many exact ones); causal "
+            "mode gives all of them to keys at or before the query and puts later keys in bucket 0.",
+        ))
+    mistakes += [
+        (_bucket_variant(relative, bool(bidirectional), num_buckets, max_distance, cap=False).astype(np.float64),
+         "far keys got buckets past the last one: the logarithmic bucket is capped at the last "
+         "bucket of its direction, so every distance from max_distance on shares it."),
+        (_bucket_variant(relative, bool(bidirectional), num_buckets, max_distance, rounding=np.round).astype(np.float64),
+         "the logarithmic part is rounded down (truncated to an integer), not rounded to the nearest."),
+    ]
+    compare_arrays(
+        answer,
+        expected.astype(np.float64),
+        name="buckets",
+        description=f"the T5 bucket of each key ({mode} mode, {num_buckets} buckets, "
+                    f"max_distance {max_distance}), one per key",
+        axes=("key",),
+        atol=1e-9,
+        rtol=0.0,
+        known_mistakes=[(np.asarray(m, dtype=np.float64), hint) for m, hint in mistakes],
+    )
+    return passed(f"every key is in its T5 bucket ({mode} mode, {num_buckets} buckets, max_distance {max_distance}).")

@@ -1,0 +1,266 @@
+"""Checks for chapter 09: rescaled RoPE frequencies and colliding interpolated positions."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .._validation import check_choice, check_count, check_positive_real
+from ..precision import round_to_precision
+from ..rope import rope_frequencies
+from ._core import CheckFailed, CheckResult, as_answer_array, compare_arrays, is_placeholder, not_attempted, passed
+
+__all__ = ["check_rescaled_frequencies", "check_first_interpolated_collision"]
+
+_SIGNIFICAND_BITS = {"float16": 11, "bfloat16": 8}
+
+
+def _ntk(head_dim: int, base: float, factor: float, exponent: float) -> np.ndarray:
+    return rope_frequencies(head_dim, base=base * factor**exponent)
+
+
+def check_rescaled_frequencies(
+    answer: Any, *, d_model: int, n_heads: int, base: float, factor: float
+) -> CheckResult:
+    """Check position-interpolation and NTK-aware frequencies for a model.
+
+    The answer is a ``(2, head_dim // 2)`` array with ``head_dim = d_model // n_heads``:
+    row 0 holds the position-interpolation frequencies ``theta_i / s``, row 1 the
+    NTK-aware ones, ``(base * s**(head_dim / (head_dim - 2)))**(-2i / head_dim)``.
+    Each row is compared on its own (relative tolerance ``1e-6``), with hints
+    for the common mistakes: multiplying by ``s``, the exponent ``d/2`` or 1
+    instead of ``d/(d-2)``, dividing the base, ``d_model`` in place of the head
+    width, the base 10000 instead of the model's base, swapped rows.
+
+    Parameters
+    ----------
+    answer : array_like or None
+        The student's array (``None`` or ``...`` while not attempted).
+    d_model : int
+        Model width, a positive even integer.
+    n_heads : int
+        Number of heads, ``>= 1``, dividing ``d_model`` into an even head width.
+    base : float
+        RoPE base of the model, ``> 0``.
+    factor : float
+        The scale ``s > 1`` (new context over trained context).
+
+    Returns
+    -------
+    CheckResult
+        Truthy if correct, falsy if not attempted; displays its message.
+
+    Raises
+    ------
+    CheckFailed
+        If the array is wrong; the message names the row and the first pair
+        that differs, or the recognised mistake, never the expected values.
+    TypeError, ValueError
+        If ``d_model``, ``n_heads``, ``base`` or ``factor`` is invalid.
+
+    References
+    ----------
+    .. [1] S. Chen et al., "Extending Context Window of Large Language Models via
+       Positional Interpolation", arXiv:2306.15595, 2023.
+    .. [2] bloc97, "NTK-Aware Scaled RoPE allows LLaMA models to have extended
+       (8k+) context size without any fine-tuning", r/LocalLLaMA, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> theta = 100.0 ** (-np.arange(2) / 2)          # head_dim 4, base 100
+    >>> ntk = (100.0 * 2.0 ** 2) ** (-np.arange(2) / 2)  # s**(4/2) = 4
+    >>> check_rescaled_frequencies(np.stack([theta / 2, ntk]), d_model=8, n_heads=2, base=100.0, factor=2.0)
+    Correct: row 0 slows every pair by s; row 1 keeps pair 0 and slows the last pair by exactly s.
+    """
+    d_model = check_count(d_model, "d_model", minimum=2)
+    n_heads = check_count(n_heads, "n_heads", minimum=1)
+    if d_model % n_heads or (d_model // n_heads) % 2:
+        raise ValueError(
+            f"n_heads must divide d_model into an even head width, got d_model={d_model}, n_heads={n_heads}"
+        )
+    base = check_positive_real(base, "base")
+    factor = check_positive_real(factor, "factor")
+    if factor <= 1:
+        raise ValueError(f"factor must be a scale s > 1 (a longer context), got {factor!r}")
+    head_dim = d_model // n_heads
+    pairs = head_dim // 2
+    if is_placeholder(answer):
+        return not_attempted(
+            f"a (2, {pairs}) array: row 0 the position-interpolation frequencies, row 1 the NTK-aware ones"
+        )
+    array = as_answer_array(answer, "your array")
+    if array.shape == (2, d_model // 2) and d_model // 2 != pairs:
+        raise CheckFailed(
+            f"your array has {d_model // 2} frequencies per row, d_model / 2. RoPE rotates within one head: "
+            f"its frequencies use the head width d_model / n_heads, not d_model."
+        )
+    if array.shape != (2, pairs):
+        raise CheckFailed(
+            f"your array should have shape (2, {pairs}): row 0 for position interpolation, row 1 for "
+            f"NTK-aware scaling, one frequency per pair of the head; yours has shape {array.shape}."
+            + (" It looks transposed." if array.shape == (pairs, 2) else "")
+        )
+    theta = rope_frequencies(head_dim, base=base)
+    exponent = head_dim / (head_dim - 2) if head_dim > 2 else 0.0
+    expected_pi = theta / factor
+    expected_ntk = _ntk(head_dim, base, factor, exponent)
+    wrong_base = 10000.0 if base != 10000.0 else 500000.0
+    base_hint = (
+        f"these are the frequencies for base {wrong_base:g}. Use the model's own base "
+        f"(the exercise gives it)."
+    )
+    d_model_hint = (
+        "the exponent uses d_model. NTK-aware scaling and the frequencies both use the head width "
+        "d = d_model / n_heads."
+    )
+    tolerance = {"atol": 0.0, "rtol": 1e-6}
+    compare_arrays(
+        array[0], expected_pi, name="row 0 (position interpolation)",
+        description="theta_i / s for every pair", axes=("pair",), **tolerance,
+        known_mistakes=[
+            (theta * factor, "you multiplied the frequencies by s. Interpolation divides positions by s, "
+                             "which divides every frequency by s (slower rotation)."),
+            (theta, "these are the original frequencies; position interpolation divides each by s."),
+            (rope_frequencies(head_dim, base=wrong_base) / factor, base_hint),
+            (expected_ntk, "this is the NTK-aware row; row 0 should hold position interpolation."),
+        ],
+    )
+    ntk_mistakes = [
+        (expected_pi, "this is the position-interpolation row; row 1 should hold the NTK-aware frequencies."),
+        (theta, "these are the original frequencies; NTK-aware scaling enlarges the base first."),
+        (rope_frequencies(head_dim, base=base / factor**exponent),
+         "you divided the base by s**(d/(d-2)). NTK-aware scaling multiplies it, so the pairs get slower."),
+        (_ntk(head_dim, base, factor, head_dim / 2),
+         "the exponent of s is d/(d-2), not d/2. With d/(d-2) the last pair is slowed by exactly s."),
+        (_ntk(head_dim, base, factor, 1.0),
+         "the exponent of s is d/(d-2), not 1: base * s alone slows the last pair by less than s."),
+        (_ntk(head_dim, base, factor, (head_dim - 2) / head_dim),
+         "the exponent of s is d/(d-2), not (d-2)/d."),
+        (_ntk(head_dim, wrong_base, factor, exponent), base_hint),
+        (_ntk(head_dim, base, factor, d_model / (d_model - 2)), d_model_hint),
+        (rope_frequencies(d_model, base=base * factor ** (d_model / (d_model - 2)))[:pairs], d_model_hint),
+    ]
+    ntk_mistakes = [(m, h) for m, h in ntk_mistakes if not np.allclose(m, expected_ntk, **tolerance)]
+    compare_arrays(
+        array[1], expected_ntk, name="row 1 (NTK-aware)",
+        description="the frequencies of the enlarged base base * s**(d/(d-2))", axes=("pair",),
+        known_mistakes=ntk_mistakes, **tolerance,
+    )
+    return passed("row 0 slows every pair by s; row 1 keeps pair 0 and slows the last pair by exactly s.")
+
+
+def _first_collision(factor: float, dtype: str, *, multiply: bool = False) -> int:
+    """First integer t >= 0 with t/s (or t*s) and (t+1)/s rounding to the same value."""
+    bits = _SIGNIFICAND_BITS[dtype]
+    limit = int(math.ceil(2 ** (bits + 2) * factor)) + 2
+    t = np.arange(limit, dtype=np.float64)
+    values = round_to_precision(t * factor if multiply else t / factor, dtype)
+    same = np.flatnonzero(values[1:] == values[:-1])
+    return int(same[0])
+
+
+def _first_inexact(factor: float, dtype: str) -> int:
+    bits = _SIGNIFICAND_BITS[dtype]
+    t = np.arange(int(math.ceil(2 ** (bits + 2) * factor)) + 2, dtype=np.float64)
+    return int(np.flatnonzero(round_to_precision(t / factor, dtype) != t / factor)[0])
+
+
+def check_first_interpolated_collision(answer: Any, *, factor: float, dtype: str = "bfloat16") -> CheckResult:
+    """Check the first integer ``t`` whose interpolated positions ``t/s`` and ``(t+1)/s`` collide.
+
+    Position interpolation feeds the model the positions ``t / s``. Stored in
+    ``dtype`` (each computed in float64 and rounded once), two neighbouring
+    positions first become the same number at the ``t`` this check expects.
+    Wrong answers that match a common mistake get a hint: reporting ``t + 1``,
+    the collision of the integer positions, the other format's answer, the
+    value ``t / s`` instead of ``t``, multiplying by ``s``, or the first ``t``
+    whose ``t / s`` is merely inexact.
+
+    Parameters
+    ----------
+    answer : int or None
+        The student's position (``None`` or ``...`` while not attempted).
+    factor : float
+        The scale ``s``, a finite number ``>= 1``.
+    dtype : {"bfloat16", "float16"}, optional
+        The storage format. Default ``"bfloat16"``.
+
+    Returns
+    -------
+    CheckResult
+        Truthy if correct, falsy if not attempted; displays its message.
+
+    Raises
+    ------
+    CheckFailed
+        If the position is wrong; the message says whether it is too early or
+        too late, or names the mistake, never the expected position.
+    TypeError, ValueError
+        If ``factor`` or ``dtype`` is invalid.
+
+    References
+    ----------
+    .. [1] S. Chen et al., "Extending Context Window of Large Language Models via
+       Positional Interpolation", arXiv:2306.15595, 2023.
+    .. [2] D. Kalamkar et al., "A Study of BFLOAT16 for Deep Learning Training",
+       arXiv:1905.12322, 2019.
+
+    Examples
+    --------
+    With ``s = 1`` the positions are the integers, which collide from 256 on in
+    bfloat16 (257 rounds to 256):
+
+    >>> check_first_interpolated_collision(256, factor=1.0)
+    Correct: from t = 256 on, bfloat16 cannot tell t/s from (t+1)/s for s = 1.
+    >>> check_first_interpolated_collision(None, factor=1.0)
+    Not attempted yet.
+    Replace the placeholder with the first integer t (one number), then run the cell again.
+    """
+    factor = check_positive_real(factor, "factor")
+    if factor < 1:
+        raise ValueError(f"factor must be a scale s >= 1, got {factor!r}")
+    if factor > 1024:
+        raise ValueError(f"factor must be at most 1024 (a search over at most a few million positions), got {factor!r}")
+    dtype = check_choice(dtype, "dtype", tuple(_SIGNIFICAND_BITS))
+    if is_placeholder(answer):
+        return not_attempted("the first integer t (one number)")
+    value = as_answer_array(answer, "your position")
+    if value.size != 1:
+        raise CheckFailed(f"your position should be a single integer t; yours has shape {value.shape}.")
+    value = float(value.reshape(()))
+    if not math.isfinite(value):
+        raise CheckFailed("your position is not a finite number (NaN or inf).")
+    expected = _first_collision(factor, dtype)
+    if value == expected:
+        return passed(f"from t = {expected} on, {dtype} cannot tell t/s from (t+1)/s for s = {factor:g}.")
+    other = "float16" if dtype == "bfloat16" else "bfloat16"
+    mistakes = [
+        (expected + 1, "you reported the second position of the colliding pair; the question asks for t, "
+                       "the first of the two."),
+        (expected / factor, "you reported the interpolated position t/s; the question asks for the integer t."),
+        (2.0 ** _SIGNIFICAND_BITS[dtype], "that is where the integer positions collide. With position "
+                                           "interpolation the stored numbers are t/s, not t."),
+        (_first_collision(factor, other), f"that is the answer for {other}; round to {dtype}."),
+        (_first_collision(factor, dtype, multiply=True), "you multiplied by s; interpolation divides the "
+                                                          "positions by s."),
+        (_first_inexact(factor, dtype), "there t/s is the first position that is not stored exactly, but it "
+                                        "still differs from its neighbour. A collision needs t/s and (t+1)/s "
+                                        "to round to the same number."),
+    ]
+    for mistake, hint in mistakes:
+        if mistake != expected and math.isclose(value, mistake, rel_tol=1e-9, abs_tol=1e-9):
+            raise CheckFailed(f"your position is not yet the first collision. Hint: {hint}")
+    if value != round(value) or value < 0:
+        raise CheckFailed(f"your position should be a whole number t >= 0; yours is {value:g}.")
+    if value < expected:
+        raise CheckFailed(
+            f"at t = {value:g}, t/s and (t+1)/s are still two different {dtype} numbers: the first "
+            f"collision comes later. Round t/s for a range of t and compare neighbours."
+        )
+    raise CheckFailed(
+        f"t = {value:g} is too late: an earlier t already has t/s and (t+1)/s rounding to the same {dtype} "
+        f"number. Compare neighbours over the whole range from t = 0."
+    )

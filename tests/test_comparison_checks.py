@@ -1,0 +1,203 @@
+"""Chapter 10 exercise checks: right answers pass, placeholders are not failures, the typical
+wrong answers get a hint that names the mistake, and no message reveals the expected values.
+
+Expected values are computed here with the math module and plain loops, independently of the
+package.
+"""
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+from posenc_helpers.checks import CheckFailed, check_alibi_weight_factor, check_offset_keys
+
+PHI, D, N = 5, 8, 12
+OMEGA = [10000.0 ** (-2 * k / D) for k in range(D // 2)]
+
+
+def pe_row(t, layout="interleaved"):
+    sines = [math.sin(w * t) for w in OMEGA]
+    cosines = [math.cos(w * t) for w in OMEGA]
+    if layout == "concat":
+        return sines + cosines
+    return [v for pair in zip(sines, cosines) for v in pair]
+
+
+def keys_shifted_by(shift, layout="interleaved"):
+    return np.array([pe_row(j + shift, layout) for j in range(N)])
+
+
+EXPECTED_KEYS = keys_shifted_by(PHI)
+
+
+def rotation(phi):
+    """M(phi) built entry by entry: 2x2 blocks [[c, s], [-s, c]] with angle omega_k * phi."""
+    m = np.zeros((D, D))
+    for k, w in enumerate(OMEGA):
+        c, s = math.cos(w * phi), math.sin(w * phi)
+        m[2 * k, 2 * k], m[2 * k, 2 * k + 1] = c, s
+        m[2 * k + 1, 2 * k], m[2 * k + 1, 2 * k + 1] = -s, c
+    return m
+
+
+PE = keys_shifted_by(0)
+
+
+def _assert_hides(message, expected):
+    formatted = {f"{value:.6g}" for value in np.ravel(expected)}
+    shown = set(re.findall(r"-?\d+\.\d+(?:e-?\d+)?", message))
+    leaked = {text for text in formatted if "." in text} & shown
+    assert not leaked, f"message reveals expected values {leaked}: {message}"
+
+
+def _fails(call, expected, *words):
+    with pytest.raises(CheckFailed) as info:
+        call()
+    message = str(info.value)
+    for word in words:
+        assert word in message, f"{word!r} not in {message!r}"
+    _assert_hides(message, expected)
+    return message
+
+
+# --------------------------------------------------------------------------- offset keys
+def test_offset_keys_placeholders():
+    for placeholder in (None, ...):
+        result = check_offset_keys(placeholder, offset=PHI, d_model=D, seq_len=N)
+        assert not result and result.status == "not attempted"
+        assert repr(result).startswith("Not attempted yet")
+
+
+def test_offset_keys_right_answers():
+    result = check_offset_keys(EXPECTED_KEYS, offset=PHI, d_model=D, seq_len=N)
+    assert result and repr(result).startswith("Correct")
+    assert check_offset_keys(PE @ rotation(PHI).T, offset=PHI, d_model=D, seq_len=N)
+    assert check_offset_keys(keys_shifted_by(0), offset=0, d_model=D, seq_len=N)
+
+
+def test_offset_keys_wrong_sign_and_untransposed_matrix():
+    for wrong in (PE @ rotation(-PHI).T, PE @ rotation(PHI)):
+        message = _fails(lambda: check_offset_keys(wrong, offset=PHI, d_model=D, seq_len=N),
+                         EXPECTED_KEYS, "wrong way", "PE(j - 5)", "PE @ M(φ).T")
+
+
+def test_offset_keys_off_by_one():
+    for shift in (PHI + 1, PHI - 1):
+        _fails(lambda: check_offset_keys(keys_shifted_by(shift), offset=PHI, d_model=D, seq_len=N),
+               EXPECTED_KEYS, "one token off", f"PE(j + {shift})")
+    # positions counted from 1 instead of 0
+    from_one = np.array([pe_row(j + 1) for j in range(N)]) @ rotation(PHI).T
+    _fails(lambda: check_offset_keys(from_one, offset=PHI, d_model=D, seq_len=N), EXPECTED_KEYS, "one token off")
+
+
+def test_offset_keys_no_shift_other_shift_and_layout():
+    _fails(lambda: check_offset_keys(PE, offset=PHI, d_model=D, seq_len=N), EXPECTED_KEYS, "PE(j) itself")
+    _fails(lambda: check_offset_keys(keys_shifted_by(2 * PHI), offset=PHI, d_model=D, seq_len=N),
+           EXPECTED_KEYS, "PE(j + 10)", "M(10)")
+    _fails(lambda: check_offset_keys(keys_shifted_by(PHI, "concat"), offset=PHI, d_model=D, seq_len=N),
+           EXPECTED_KEYS, "concat")
+
+
+def test_offset_keys_shape_and_transposed_array():
+    _fails(lambda: check_offset_keys(EXPECTED_KEYS.T, offset=PHI, d_model=D, seq_len=N),
+           EXPECTED_KEYS, "transposed", "(12, 8)")
+    _fails(lambda: check_offset_keys(EXPECTED_KEYS[:-1], offset=PHI, d_model=D, seq_len=N),
+           EXPECTED_KEYS, "shape", "(11, 8)")
+    _fails(lambda: check_offset_keys("keys", offset=PHI, d_model=D, seq_len=N), EXPECTED_KEYS, "array")
+
+
+def test_offset_keys_other_mistakes_point_at_an_entry():
+    wrong = EXPECTED_KEYS.copy()
+    wrong[3, 2] = 0.123456
+    message = _fails(lambda: check_offset_keys(wrong, offset=PHI, d_model=D, seq_len=N),
+                     EXPECTED_KEYS, "key position j 3, dimension 2", "0.123456")
+    assert "1 of 96" in message
+
+
+def test_offset_keys_validates_its_arguments():
+    with pytest.raises(ValueError, match="offset"):
+        check_offset_keys(None, offset=-1, d_model=D, seq_len=N)
+    with pytest.raises(ValueError, match="d_model"):
+        check_offset_keys(None, offset=1, d_model=7, seq_len=N)
+    with pytest.raises(ValueError, match="seq_len"):
+        check_offset_keys(None, offset=1, d_model=D, seq_len=0)
+
+
+# --------------------------------------------------------------------------- ALiBi weight factor
+SLOPES_8 = [2.0 ** (-h) for h in range(1, 9)]  # 2**(-8h/8)
+EXPECTED_FACTORS = np.array([[math.exp(-m * t) for m in SLOPES_8] for t in range(40)])
+
+
+def loop_factor(positions, seq_len):
+    return np.array([[math.exp(-m * t) for m in SLOPES_8] for t in positions])
+
+
+def test_alibi_factor_placeholders():
+    for placeholder in (None, ...):
+        result = check_alibi_weight_factor(placeholder, n_heads=8)
+        assert not result and result.status == "not attempted"
+
+
+def test_alibi_factor_right_answer():
+    result = check_alibi_weight_factor(loop_factor, n_heads=8)
+    assert result and repr(result).startswith("Correct")
+
+
+@pytest.mark.parametrize(
+    "wrong, words",
+    [
+        (lambda p, n: np.array([[math.exp(m * t) for m in SLOPES_8] for t in p]), ["grow", "penalty"]),
+        (lambda p, n: np.array([[-m * t for m in SLOPES_8] for t in p]), ["bias -m_h t itself"]),
+        (lambda p, n: np.array([[math.exp(-m * t) for m in SLOPES_8[::-1]] for t in p]), ["reverse order"]),
+        (lambda p, n: np.array([[math.exp(-t / m) for m in SLOPES_8] for t in p]), ["divided by the slope"]),
+        (lambda p, n: loop_factor(p, n).T, ["transposed", "(40, 8)"]),
+        (lambda p, n: loop_factor(p, n)[:, :4], ["shape", "(40, 4)"]),
+    ],
+)
+def test_alibi_factor_typical_mistakes(wrong, words):
+    _fails(lambda: check_alibi_weight_factor(wrong, n_heads=8), EXPECTED_FACTORS, *words)
+
+
+def test_alibi_factor_not_a_function_or_failing():
+    _fails(lambda: check_alibi_weight_factor(np.ones((40, 8)), n_heads=8), EXPECTED_FACTORS, "function")
+
+    def broken(positions, seq_len):
+        raise KeyError("oops")
+
+    _fails(lambda: check_alibi_weight_factor(broken, n_heads=8), EXPECTED_FACTORS, "raised KeyError")
+
+
+def test_alibi_factor_other_mistake_points_at_an_entry():
+    def almost(positions, seq_len):
+        out = loop_factor(positions, seq_len)
+        out[7, 2] = 0.5
+        return out
+
+    _fails(lambda: check_alibi_weight_factor(almost, n_heads=8), EXPECTED_FACTORS, "position t 7, head 2", "0.5")
+
+
+def test_alibi_factor_validates_n_heads():
+    with pytest.raises(ValueError, match="n_heads"):
+        check_alibi_weight_factor(None, n_heads=0)
+
+
+# --------------------------------------------------------------------------- no leaks
+def test_messages_never_reveal_the_expected_values():
+    """Every failure message above goes through _assert_hides; here the worst cases at once:
+    answers that differ in one entry (the message shows the answer's value there)."""
+    for row, column in ((0, 0), (11, 7), (5, 4)):
+        wrong = EXPECTED_KEYS.copy()
+        wrong[row, column] += 0.25
+        _fails(lambda: check_offset_keys(wrong, offset=PHI, d_model=D, seq_len=N),
+               EXPECTED_KEYS, f"key position j {row}, dimension {column}")
+
+    for row, head in ((0, 0), (39, 7), (20, 3)):
+        def off(positions, seq_len, row=row, head=head):
+            out = loop_factor(positions, seq_len)
+            out[row, head] *= 1.5
+            return out
+
+        _fails(lambda: check_alibi_weight_factor(off, n_heads=8), EXPECTED_FACTORS,
+               f"position t {row}, head {head}")

@@ -1,0 +1,263 @@
+"""Chapter 09 exercise checks: placeholders are not failures, right answers (computed here by
+plain loops with the math module) pass, the typical wrong answers are rejected with a hint, and
+no message contains the expected values."""
+
+import math
+import re
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from posenc_helpers.checks import CheckFailed, check_first_interpolated_collision, check_rescaled_frequencies
+
+# The exercise: d_model 4096, 32 heads (head width 128), base 500000, s = 4.
+D_MODEL, HEADS, BASE, S = 4096, 32, 500000.0, 4.0
+HEAD = D_MODEL // HEADS
+
+
+def _freqs(base, width, pairs=None):
+    return [base ** (-2 * i / width) for i in range(pairs if pairs is not None else width // 2)]
+
+
+THETA = _freqs(BASE, HEAD)
+PI = [t / S for t in THETA]
+NTK = _freqs(BASE * S ** (HEAD / (HEAD - 2)), HEAD)
+RIGHT = np.array([PI, NTK])
+
+
+def _check(answer):
+    return check_rescaled_frequencies(answer, d_model=D_MODEL, n_heads=HEADS, base=BASE, factor=S)
+
+
+def _numbers(text):
+    return [float(m) for m in re.findall(r"-?\d+(?:\.\d+)?(?:e-?\d+)?", text)]
+
+
+def _reveals(message, values):
+    """True if the message holds any of the values (to 3 significant digits).
+
+    Whole numbers are left out: pair 0 keeps the frequency 1 under NTK scaling, and messages name
+    rows and pairs by small integers; the 62 other values are what must not leak.
+    """
+    found = _numbers(message)
+    return any(math.isclose(x, v, rel_tol=1e-3) for x in found for v in values if v != round(v))
+
+
+def test_placeholders_are_not_attempted():
+    for result in (_check(None), _check(...), check_first_interpolated_collision(None, factor=5.0)):
+        assert not result and result.status == "not attempted"
+        assert repr(result).startswith("Not attempted yet")
+
+
+def test_right_answers_pass():
+    result = _check(RIGHT)
+    assert result and repr(result).startswith("Correct")
+    assert _check(RIGHT.tolist())
+    assert _check(RIGHT * (1 + 1e-9))
+    # a tiny model by hand: head width 4, base 100, s = 2: theta = [1, 0.1]; NTK base 100 * 2**2 = 400
+    assert check_rescaled_frequencies([[0.5, 0.05], [1.0, 0.05]], d_model=8, n_heads=2, base=100.0, factor=2.0)
+
+
+@pytest.mark.parametrize(
+    "row, wrong, hint",
+    [
+        (0, [t * S for t in THETA], "multiplied"),
+        (0, THETA, "original frequencies"),
+        (0, [t / S for t in _freqs(10000.0, HEAD)], "base 10000"),
+        (0, NTK, "NTK-aware row"),
+        (1, PI, "position-interpolation row"),
+        (1, THETA, "original frequencies"),
+        (1, _freqs(BASE / S ** (HEAD / (HEAD - 2)), HEAD), "divided the base"),
+        (1, _freqs(BASE * S ** (HEAD / 2), HEAD), "not d/2"),
+        (1, _freqs(BASE * S, HEAD), "not 1"),
+        (1, _freqs(BASE * S ** ((HEAD - 2) / HEAD), HEAD), "not (d-2)/d"),
+        (1, _freqs(10000.0 * S ** (HEAD / (HEAD - 2)), HEAD), "base 10000"),
+        (1, _freqs(BASE * S ** (D_MODEL / (D_MODEL - 2)), HEAD), "d_model"),
+        (1, _freqs(BASE * S ** (D_MODEL / (D_MODEL - 2)), D_MODEL, HEAD // 2), "d_model"),
+    ],
+)
+def test_typical_mistakes_get_a_hint(row, wrong, hint):
+    answer = RIGHT.copy()
+    answer[row] = wrong
+    with pytest.raises(CheckFailed) as info:
+        _check(answer)
+    message = str(info.value)
+    assert hint in message and f"row {row}" in message
+    assert not _reveals(message, RIGHT.ravel())
+
+
+def test_d_model_instead_of_head_width_changes_the_shape():
+    theta = _freqs(BASE, D_MODEL)
+    answer = np.array([[t / S for t in theta], _freqs(BASE * S ** (D_MODEL / (D_MODEL - 2)), D_MODEL)])
+    with pytest.raises(CheckFailed, match="head width d_model / n_heads"):
+        _check(answer)
+
+
+def test_shape_and_other_wrong_answers_say_where():
+    with pytest.raises(CheckFailed, match=r"shape \(2, 64\)"):
+        _check(RIGHT[0])
+    with pytest.raises(CheckFailed, match="transposed"):
+        _check(RIGHT.T)
+    wrong = RIGHT.copy()
+    wrong[1, 17] *= 1.01
+    with pytest.raises(CheckFailed) as info:
+        _check(wrong)
+    message = str(info.value)
+    assert "row 1" in message and "pair 17" in message and "1 of 64" in message
+    assert not _reveals(message, [RIGHT[1, 17]])
+    with pytest.raises(CheckFailed, match="non-finite"):
+        _check(np.full((2, 64), np.nan))
+    with pytest.raises(CheckFailed, match="numpy array"):
+        _check("theta")
+
+
+@pytest.mark.parametrize(
+    "kwargs, exception, words",
+    [
+        ({"d_model": 4096, "n_heads": 3, "base": 1e4, "factor": 2.0}, ValueError, ["n_heads", "d_model"]),
+        ({"d_model": 4096.0, "n_heads": 32, "base": 1e4, "factor": 2.0}, TypeError, ["d_model"]),
+        ({"d_model": 4096, "n_heads": 32, "base": 0.0, "factor": 2.0}, ValueError, ["base", "> 0"]),
+        ({"d_model": 4096, "n_heads": 32, "base": 1e4, "factor": 1.0}, ValueError, ["factor", "> 1"]),
+        ({"d_model": 4096, "n_heads": 32, "base": 1e4, "factor": "2"}, TypeError, ["factor"]),
+    ],
+)
+def test_rescaled_frequencies_rejects_bad_arguments(kwargs, exception, words):
+    with pytest.raises(exception) as info:
+        check_rescaled_frequencies(RIGHT, **kwargs)
+    for word in words:
+        assert word in str(info.value)
+
+
+# --------------------------------------------------------------------------- colliding t/s
+def _first_collision_by_loop(s, bits):
+    """Round t/s to `bits` significant bits, ties to even, with exact rational arithmetic."""
+    def round_bits(x):
+        exponent = math.floor(math.log2(x)) if x > 0 else 0
+        while x > 0 and Fraction(2) ** exponent > x:  # guard against float rounding in log2
+            exponent -= 1
+        while x > 0 and Fraction(2) ** (exponent + 1) <= x:
+            exponent += 1
+        step = Fraction(2) ** (exponent - bits + 1)
+        q, r = divmod(x, step)
+        if r * 2 > step or (r * 2 == step and q % 2 == 1):
+            q += 1
+        return q * step
+
+    previous = round_bits(Fraction(0))
+    t = 0
+    while True:
+        current = round_bits(Fraction(t + 1) / Fraction(s))
+        if current == previous:
+            return t
+        previous, t = current, t + 1
+
+
+# By hand for s = 5 in bfloat16: t/5 climbs in steps of 0.2; from 32 up the spacing of bfloat16 is
+# 2**(5 - 7) = 0.25 > 0.2, so neighbours can share a value: 162/5 = 32.4 and 163/5 = 32.6 both round
+# to 32.5. Below 32 the spacing is at most 0.125 < 0.2, so no earlier collision.
+FIRST_S5_BF16 = 162
+
+
+def test_collision_reference_by_loop_agrees_with_hand_value():
+    assert _first_collision_by_loop(5, 8) == FIRST_S5_BF16
+    assert _first_collision_by_loop(1, 8) == 256
+
+
+@pytest.mark.parametrize("factor, dtype, bits", [(5.0, "bfloat16", 8), (3.0, "bfloat16", 8), (1.0, "bfloat16", 8),
+                                                 (5.0, "float16", 11), (2.5, "float16", 11)])
+def test_first_collision_right_answers(factor, dtype, bits):
+    expected = _first_collision_by_loop(Fraction(factor).limit_denominator(1000), bits)
+    assert check_first_interpolated_collision(expected, factor=factor, dtype=dtype)
+    assert check_first_interpolated_collision(np.int64(expected), factor=factor, dtype=dtype)
+    assert check_first_interpolated_collision(float(expected), factor=factor, dtype=dtype)
+
+
+@pytest.mark.parametrize(
+    "answer, hint",
+    [
+        (FIRST_S5_BF16 + 1, "second position"),
+        (FIRST_S5_BF16 / 5, "interpolated position t/s"),
+        (256, "integer positions collide"),
+        (_first_collision_by_loop(5, 11), "answer for float16"),
+        (1, "not stored exactly"),
+    ],
+)
+def test_first_collision_typical_mistakes(answer, hint):
+    with pytest.raises(CheckFailed) as info:
+        check_first_interpolated_collision(answer, factor=5.0)
+    message = str(info.value)
+    assert hint in message
+    assert str(FIRST_S5_BF16) not in message
+
+
+def test_first_collision_multiplying_by_s_is_recognised():
+    # t * 5 in bfloat16: the loop above with s = 1/5 finds where 5t and 5(t+1) first share a value
+    wrong = _first_collision_by_loop(Fraction(1, 5), 8)
+    with pytest.raises(CheckFailed, match="multiplied by s"):
+        check_first_interpolated_collision(wrong, factor=5.0)
+
+
+def test_first_collision_too_early_too_late_and_malformed():
+    with pytest.raises(CheckFailed, match="comes later") as info:
+        check_first_interpolated_collision(100, factor=5.0)
+    assert str(FIRST_S5_BF16) not in str(info.value)
+    with pytest.raises(CheckFailed, match="too late") as info:
+        check_first_interpolated_collision(200, factor=5.0)
+    assert str(FIRST_S5_BF16) not in str(info.value)
+    with pytest.raises(CheckFailed, match="whole number"):
+        check_first_interpolated_collision(161.5, factor=5.0)
+    with pytest.raises(CheckFailed, match="single integer"):
+        check_first_interpolated_collision([162, 163], factor=5.0)
+    with pytest.raises(CheckFailed, match="finite"):
+        check_first_interpolated_collision(np.nan, factor=5.0)
+
+
+@pytest.mark.parametrize(
+    "kwargs, exception, words",
+    [
+        ({"factor": 0.5}, ValueError, ["factor", ">= 1"]),
+        ({"factor": 5000.0}, ValueError, ["factor", "1024"]),
+        ({"factor": "5"}, TypeError, ["factor"]),
+        ({"factor": 5.0, "dtype": "float32"}, ValueError, ["dtype", "'bfloat16'"]),
+        ({"factor": 5.0, "dtype": np.float16}, TypeError, ["dtype"]),
+    ],
+)
+def test_first_collision_rejects_bad_arguments(kwargs, exception, words):
+    with pytest.raises(exception) as info:
+        check_first_interpolated_collision(162, **kwargs)
+    for word in words:
+        assert word in str(info.value)
+
+
+# --------------------------------------------------------------------------- never reveal
+def _messages(check, answers):
+    out = []
+    for answer in answers:
+        with pytest.raises(CheckFailed) as info:
+            check(answer)
+        out.append(str(info.value))
+    return out
+
+
+def test_rescaled_frequencies_messages_never_reveal_the_answer():
+    rng = np.random.default_rng(3)
+    wrong = [RIGHT * 1.5, RIGHT[::-1], RIGHT + rng.normal(scale=1e-3, size=RIGHT.shape), RIGHT[:, :10],
+             np.zeros((2, 64)), RIGHT.T]
+    for row in (0, 1):
+        for pair in (0, 5, 63):
+            answer = RIGHT.copy()
+            answer[row, pair] *= 1.1
+            wrong.append(answer)
+    for message in _messages(_check, wrong):
+        assert not _reveals(message, RIGHT.ravel()), message
+        # the expected values formatted the way the messages format numbers (6 significant digits)
+        tokens = set(re.findall(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", message))
+        assert not any(f"{v:.6g}" in tokens for v in RIGHT.ravel() if v != round(v)), message
+
+
+def test_first_collision_messages_never_reveal_the_answer():
+    answers = [0, 1, 2, 50, 100, 161, 163, 164, 200, 256, 257, 1000, 32.4, 161.5, -3]
+    messages = _messages(lambda a: check_first_interpolated_collision(a, factor=5.0), answers)
+    for message in messages:
+        assert not re.search(rf"(?<![\d.]){FIRST_S5_BF16}(?![\d])", message), message
