@@ -14,11 +14,13 @@ export PYTHONHASHSEED := 0
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 .PHONY: help setup book book-only test test-unit test-doctest test-notebooks test-student-book \
+        test-browser browser-only \
         audit notebooks sync-setup lab serve bench student student-book lock clean distclean
 
 help:
 	@echo "make book       build the site into _build/html (sets up .venv first)"
 	@echo "make test       unit + property tests, doctests, nbval --strict, warning-free book build"
+	@echo "make test-browser  build the book and check every page in Chromium (screenshots in _build/screenshots)"
 	@echo "make lab        JupyterLab on the notebooks"
 	@echo "make serve      serve the built site on http://127.0.0.1:8000"
 	@echo "make notebooks  re-execute every notebook in place, in a fresh kernel each"
@@ -52,11 +54,12 @@ book-only:
 
 test: $(STAMP) test-unit test-doctest test-notebooks
 	$(MAKE) --no-print-directory book-only
+	$(MAKE) --no-print-directory browser-only
 	$(MAKE) --no-print-directory test-student-book
 	@echo "make test: all checks passed"
 
 test-unit: $(STAMP)
-	$(PY) -m pytest tests
+	$(PY) -m pytest tests --ignore=tests/browser
 
 test-doctest: $(STAMP)
 	$(PY) -m pytest --doctest-modules posenc_helpers
@@ -66,6 +69,17 @@ test-notebooks: $(STAMP)
 	$(PY) tools/nbtools.py audit $(NOTEBOOKS)
 	$(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
 		-p no:cacheprovider -o testpaths= -W ignore::DeprecationWarning $(NOTEBOOKS)
+
+# Every page of the built site in Chromium: console errors, failed or third-party
+# requests, unrendered math, broken images and links, search, a few interactions,
+# screenshots in light and dark mode. Skipped (with a message) without Chromium;
+# a failure then with POSENC_REQUIRE_BROWSER=1, as CI sets it.
+test-browser: $(STAMP)
+	$(MAKE) --no-print-directory book-only
+	$(MAKE) --no-print-directory browser-only
+
+browser-only:
+	$(PY) -m pytest tests/browser -q -rs -p no:nbval --confcutdir=tests/browser
 
 audit: $(STAMP)
 	$(PY) tools/nbtools.py audit $(NOTEBOOKS)

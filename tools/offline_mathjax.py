@@ -37,7 +37,9 @@ def _configure(app: Sphinx, config: Config) -> None:
             "inlineMath": [["\\(", "\\)"]],
             "displayMath": [["\\[", "\\]"]],
             "processEscapes": True,
-            "ignoreClass": "tex2jax_ignore|mathjax_ignore|document",
+            # bd-container wraps the theme's page content: everything in it is skipped
+            # except the elements processClass names.
+            "ignoreClass": "tex2jax_ignore|mathjax_ignore|bd-container",
             "processClass": "tex2jax_process|mathjax_process|math|output_area",
         },
         "TeX": {"equationNumbers": {"autoNumber": "none"}},
@@ -47,6 +49,16 @@ def _configure(app: Sphinx, config: Config) -> None:
             "preferredFont": None,
             "webFont": "STIX-Web",
             "imageFont": None,
+            # MathJax probes for fonts with a placeholder whose source is about:blank,
+            # which the browser reports as a failed, cross-origin request. A local()
+            # source gives the same "not installed" answer without a request.
+            "styles": {"@font-face": {"font-family": "MathJax_Blank", "src": "local('MathJax_Blank')"}},
+        },
+        # The hidden MathML copy for assistive technology asks for the TeX fonts
+        # (MathJax_AMS and others), which this package does not ship; point those
+        # @font-face rules at local() sources so no request 404s.
+        "NativeMML": {
+            "styles": {f"@font-face /*{i}*/": {"src": "local('MathJax_Unavailable')"} for i in range(1, 7)}
         },
         "messageStyle": "none",
     }

@@ -82,7 +82,9 @@ class FigureExplorer:
         """Redraw the figure for the current values and update the status line."""
         self.status.value = self._update(**self.values)
         buffer = io.BytesIO()
-        self.figure.savefig(buffer, format="png")
+        # zlib level 1: a few per cent larger than the default level 6 and several
+        # milliseconds faster to encode, which is what an update waits for.
+        self.figure.savefig(buffer, format="png", pil_kwargs={"compress_level": 1})
         self.image.value = buffer.getvalue()
         self.render_count += 1
 
