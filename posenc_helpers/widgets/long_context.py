@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import io
 import math
 
 import ipywidgets as widgets
 import numpy as np
-from PIL import Image
 from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
 
 from .._validation import check_count, check_even_width, check_positive_real
@@ -94,7 +92,6 @@ class RopeScalingExplorer(FigureExplorer):
         if factor not in FACTORS:
             raise ValueError(f"factor must be one of {FACTORS}, got {factor!r}")
         self.theta = rope_frequencies(self.head_dim, base=self.base)
-        self._background = None
         controls = {
             "method": widgets.ToggleButtons(options=list(METHODS), value=method, description="method"),
             "factor": widgets.SelectionSlider(
@@ -161,30 +158,14 @@ class RopeScalingExplorer(FigureExplorer):
         self.ax_stretch.set_ylabel("slow-down $\\theta_i / \\theta'_i$")
         self.ax_stretch.set_title("how much each pair is slowed")
         self.ax_stretch.legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=8)
-        # Only these change with the controls; everything else is drawn once (see refresh).
+        # Only these change with the controls; everything else is drawn once (blitting, see FigureExplorer).
         self._dynamic = (self.wave_line, self.new_line, self.stretch_line, self.factor_line, self.ax_waves.title)
         for artist in self._dynamic:
             artist.set_animated(True)
 
-    def refresh(self) -> None:
-        """Redraw only the curves, lines and title over a cached background, then encode the PNG.
-
-        Axes, ticks, labels and legends do not depend on the controls, so they
-        are rendered once; this keeps an update at a fraction of a full redraw.
-        """
-        self.status.value = self._update(**self.values)
-        canvas = self.figure.canvas
-        if self._background is None:
-            canvas.draw()  # animated artists are skipped here
-            self._background = canvas.copy_from_bbox(self.figure.bbox)
-        else:
-            canvas.restore_region(self._background)
-        for artist in self._dynamic:
-            self.figure.draw_artist(artist)
-        buffer = io.BytesIO()
-        Image.fromarray(np.asarray(canvas.buffer_rgba())).save(buffer, format="png")
-        self.image.value = buffer.getvalue()
-        self.render_count += 1
+    def _dynamic_artists(self) -> list:
+        # Axes, ticks, labels and legends do not depend on the controls; these do.
+        return self._dynamic
 
     def _update(self, method: str, factor: float) -> str:
         scaled, attention = scaled_rope_frequencies(

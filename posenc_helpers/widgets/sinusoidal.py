@@ -124,6 +124,13 @@ class SinusoidalExplorer(FigureExplorer):
         self.ax_waves.set_title("wavelength of each pair")
         self.ax_waves.legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=8)
 
+    def _dynamic_artists(self) -> list:
+        # The base only moves these; the width also changes ticks and limits.
+        return [self.heatmap, self.ax_table.title, self.wave_line, self.limit_line]
+
+    def _background_key(self) -> int:
+        return self.controls["d_model"].value
+
     def _update(self, d_model: int, base: float) -> str:
         n = self.n_positions
         table = sinusoidal_encoding(n, d_model, base=base)
