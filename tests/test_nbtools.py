@@ -42,6 +42,20 @@ def test_normalize_strips_widget_state_and_timing():
     assert nbtools.audit(nb) == []
 
 
+def test_normalize_merges_a_stream_split_by_timing():
+    nb = _notebook()
+    nb.cells[1].outputs = [
+        new_output("stream", name="stdout", text="first line\nsecond "),
+        new_output("stream", name="stdout", text="line\n"),
+        new_output("stream", name="stderr", text="a warning\n"),
+        new_output("stream", name="stdout", text="after\n"),
+    ]
+    nbtools.normalize(nb)
+    assert [(o.name, o.text) for o in nb.cells[1].outputs] == [
+        ("stdout", "first line\nsecond line\n"), ("stderr", "a warning\n"), ("stdout", "after\n"),
+    ]
+
+
 @pytest.mark.parametrize(
     "break_it, problem",
     [

@@ -45,7 +45,8 @@ def normalize(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
     Removed: widget views and saved widget state (their model ids are random;
     the book shows a static companion instead), per-cell execution timestamps,
-    and the Python patch version. The kernelspec is set to the canonical
+    and the Python patch version. Consecutive outputs of the same stream are
+    merged into one (how they are split depends on timing). The kernelspec is set to the canonical
     ``python3``.
     """
     nb.metadata.pop("widgets", None)
@@ -56,9 +57,19 @@ def normalize(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
         cell.metadata.pop("execution", None)
         if cell.cell_type != "code":
             continue
-        cell.outputs = [
-            output for output in cell.outputs if WIDGET_VIEW not in output.get("data", {})
-        ]
+        outputs = []
+        for output in cell.outputs:
+            if WIDGET_VIEW in output.get("data", {}):
+                continue
+            previous = outputs[-1] if outputs else None
+            # How print() output is cut into stream messages depends on flush timing;
+            # one stream output per run of the same stream makes the file deterministic.
+            if (output.output_type == "stream" and previous is not None
+                    and previous.output_type == "stream" and previous.name == output.name):
+                previous.text += output.text
+                continue
+            outputs.append(output)
+        cell.outputs = outputs
     return nb
 
 

@@ -120,7 +120,7 @@ class OffsetHeadExplorer(FigureExplorer):
         self.ax_map = fig.add_axes((0.07, 0.15, 0.34, 0.72))
         cax = fig.add_axes((0.42, 0.15, 0.012, 0.72))
         self.ax_far = fig.add_axes((0.55, 0.15, 0.41, 0.72))
-        self.image = self.ax_map.imshow(np.zeros((n, n)), cmap=SEQUENTIAL_CMAP, vmin=0.0, vmax=1.0,
+        self.weight_map = self.ax_map.imshow(np.zeros((n, n)), cmap=SEQUENTIAL_CMAP, vmin=0.0, vmax=1.0,
                                         interpolation="nearest")
         cax.imshow(np.linspace(1.0, 0.0, 64)[:, None], cmap=SEQUENTIAL_CMAP, vmin=0.0, vmax=1.0,
                    aspect="auto", extent=(0.0, 1.0, 0.0, 1.0))
@@ -162,7 +162,7 @@ class OffsetHeadExplorer(FigureExplorer):
     def _update(self, offset: int, d_model: int, temperature: float) -> str:
         n = self.design_length
         weights = offset_head_weights(n, offset, d_model, temperature=temperature)
-        self.image.set_data(weights)
+        self.weight_map.set_data(weights)
         self.map_title.set_text(f"first {n} tokens: φ = {offset}, d = {d_model}, τ = {temperature:g}")
 
         start = MAX_OFFSET - offset
