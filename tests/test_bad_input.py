@@ -116,17 +116,8 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("call, exception, words", CASES)
-def test_bad_input_is_rejected_with_a_helpful_message(call, exception, words):
-    with pytest.raises(exception) as info:
-        call()
-    message = str(info.value)
-    for word in words:
-        assert word in message, f"{word!r} not in {message!r}"
-
-
 def _cases_from_other_test_modules():
-    """Chapter test modules may keep their own ``BAD_INPUT_CASES`` lists (same format)."""
+    """Chapter test modules keep their own ``BAD_INPUT_CASES`` lists (same format); all run here."""
     cases = []
     for path in sorted(Path(__file__).parent.glob("test_*.py")):
         if path.name == Path(__file__).name or "BAD_INPUT_CASES" not in path.read_text():
@@ -138,9 +129,22 @@ def _cases_from_other_test_modules():
     return cases
 
 
+# The package-wide cases above, then each chapter's (kept next to its other tests).
+ALL_CASES = CASES + _cases_from_other_test_modules()
+
+
+@pytest.mark.parametrize("call, exception, words", ALL_CASES)
+def test_bad_input_is_rejected_with_a_helpful_message(call, exception, words):
+    with pytest.raises(exception) as info:
+        call()
+    message = str(info.value)
+    for word in words:
+        assert word in message, f"{word!r} not in {message!r}"
+
+
 def test_every_public_function_is_covered():
     covered = set()
-    for call, _, _ in CASES + _cases_from_other_test_modules():
+    for call, _, _ in ALL_CASES:
         covered.update(name for name in call.__code__.co_names if name in ph.__all__)
     functions = {name for name in ph.__all__ if callable(getattr(ph, name)) and name[0].islower()}
     assert functions - {"checklist_markdown"} <= covered, functions - covered

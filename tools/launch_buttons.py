@@ -34,31 +34,6 @@ def _configure(app: Any, config: Any) -> None:
         options.pop("repository_url", None)
 
 
-def _deduplicate_scripts(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
-    """Drop repeated script entries from a page.
-
-    Under Jupyter Book, sphinx-thebe's inline configuration
-    (``const THEBE_JS_URL = ...``) and sphinx-togglebutton's selector end up on
-    every page twice, once registered with file name ``None`` and once with
-    ``""``, so Sphinx does not see them as the same asset. A second ``const``
-    declaration of the same name is a JavaScript error in the reader's console.
-    """
-    scripts = context.get("script_files")
-    if not scripts:
-        return
-    seen, unique = set(), []
-    for script in scripts:
-        # The same file or inline body twice, whatever priority each was given.
-        # (An inline script's file name is None in one registration and "" in the other.)
-        key = (str(getattr(script, "filename", script) or ""),
-               tuple(sorted((k, str(v)) for k, v in getattr(script, "attributes", {}).items())))
-        if key not in seen:
-            seen.add(key)
-            unique.append(script)
-    scripts[:] = unique
-
-
 def setup(app: Any) -> dict[str, Any]:
     app.connect("config-inited", _configure, priority=100)
-    app.connect("html-page-context", _deduplicate_scripts, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -51,16 +51,22 @@ class FigureExplorer:
         self.controls = dict(controls)
         self.figure = Figure(figsize=figsize, dpi=dpi)
         FigureCanvasAgg(self.figure)
-        self.image = widgets.Image(format="png")
+        self._image = widgets.Image(format="png")
         self.status = widgets.HTML()
         self.widget = widgets.VBox(
-            [widgets.HBox(list(self.controls.values())), self.image, self.status]
+            [widgets.HBox(list(self.controls.values())), self._image, self.status]
         )
         self.render_count = 0
         self._setup()
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
         self.refresh()
+
+    @property
+    def image(self) -> widgets.Image:
+        """The PNG widget shown under the controls (read-only, so that a subclass
+        cannot shadow it with, say, a matplotlib ``AxesImage``)."""
+        return self._image
 
     # -- to be provided by subclasses -------------------------------------------------
     def _setup(self) -> None:
@@ -125,7 +131,7 @@ class FigureExplorer:
         rgb = np.ascontiguousarray(np.asarray(canvas.buffer_rgba())[..., :3])
         buffer = io.BytesIO()
         Image.fromarray(rgb).save(buffer, format="png", compress_level=1)
-        self.image.value = buffer.getvalue()
+        self._image.value = buffer.getvalue()
         self.render_count += 1
 
     def _on_change(self, _change: Mapping[str, Any]) -> None:

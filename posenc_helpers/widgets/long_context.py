@@ -160,8 +160,6 @@ class RopeScalingExplorer(FigureExplorer):
         self.ax_stretch.legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=8)
         # Only these change with the controls; everything else is drawn once (blitting, see FigureExplorer).
         self._dynamic = (self.wave_line, self.new_line, self.stretch_line, self.factor_line, self.ax_waves.title)
-        for artist in self._dynamic:
-            artist.set_animated(True)
 
     def _dynamic_artists(self) -> list:
         # Axes, ticks, labels and legends do not depend on the controls; these do.

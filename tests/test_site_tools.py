@@ -1,0 +1,46 @@
+"""The small Sphinx extensions in tools/: launch buttons and de-duplicated scripts."""
+
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+import launch_buttons  # noqa: E402
+import unique_scripts  # noqa: E402
+
+BUTTONS = {
+    "notebook_interface": "jupyterlab",
+    "binderhub_url": "https://mybinder.org",
+    "colab_url": "https://colab.research.google.com",
+    "jupyterhub_url": "",
+    "thebe": True,
+}
+
+
+def test_no_repository_url_means_no_launch_buttons():
+    for url in ("", "   ", None):
+        options = {"repository_url": url, "launch_buttons": dict(BUTTONS)}
+        assert launch_buttons.launch_settings(options) == {"notebook_interface": "jupyterlab"}
+        config = SimpleNamespace(html_theme_options=options)
+        launch_buttons._configure(None, config)
+        assert "repository_url" not in options  # the theme builds no links to nowhere
+
+
+def test_a_repository_url_keeps_every_configured_button():
+    options = {"repository_url": "https://github.com/you/posenc-book", "launch_buttons": dict(BUTTONS)}
+    assert launch_buttons.launch_settings(options) == BUTTONS
+    launch_buttons._configure(None, SimpleNamespace(html_theme_options=options))
+    assert options["repository_url"] == "https://github.com/you/posenc-book"
+
+
+def test_each_script_is_written_once():
+    def script(filename, **attributes):
+        return SimpleNamespace(filename=filename, attributes=attributes)
+
+    thebe = "const THEBE_JS_URL = 'x'"
+    scripts = [script("_static/a.js"), script(None, body=thebe), script("_static/b.js", **{"async": "async"}),
+               script("", body=thebe), script("_static/a.js"), script(None, body="let other = 1")]
+    context = {"script_files": scripts}
+    unique_scripts._deduplicate_scripts(None, "page", "page.html", context, None)
+    kept = [(s.filename, s.attributes.get("body")) for s in context["script_files"]]
+    assert kept == [("_static/a.js", None), (None, thebe), ("_static/b.js", None), (None, "let other = 1")]
