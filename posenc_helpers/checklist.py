@@ -86,6 +86,16 @@ def _table(encode: Encoder, length: int) -> np.ndarray:
     return out
 
 
+def _figure_or_bound(value: float, tolerance: float, digits: int = 2) -> str:
+    """``value`` to ``digits`` significant digits, or the bound it passed when it is below it.
+
+    A residual at rounding level differs from CPU to CPU; the bound it passed does not.
+    """
+    if value <= tolerance:
+        return f"below {tolerance:.0e}".replace("e-0", "e-")
+    return f"{value:.{digits}g}"
+
+
 def _guarded(check: Callable[[], CriterionResult]) -> CriterionResult:
     try:
         return check()
@@ -197,7 +207,8 @@ def score_encoding(
         gap = float(np.abs(short_steps - long_steps).max())
         return CriterionResult(
             gap <= tolerance,
-            f"largest change of a step between lengths {short_length} and {long_length}: {gap:.3g}",
+            f"largest change of a step between lengths {short_length} and {long_length}: "
+            + ("0" if gap == 0 else _figure_or_bound(gap, tolerance, digits=3)),
         )
 
     def deterministic() -> CriterionResult:
@@ -217,7 +228,8 @@ def score_encoding(
         worst = max(linear_shift_fit(table, phi)[1] for phi in offsets)
         return CriterionResult(
             worst <= tolerance,
-            f"relative least-squares residual (offsets {', '.join(map(str, offsets))}): {worst:.2g}",
+            f"relative least-squares residual (offsets {', '.join(map(str, offsets))}): "
+            + _figure_or_bound(worst, tolerance),
         )
 
     checks = {

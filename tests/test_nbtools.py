@@ -79,3 +79,47 @@ def test_error_allowed_when_tagged():
     nb.cells[1].metadata["tags"] = ["raises-exception"]
     nb.cells[1].outputs.append(new_output("error", ename="ValueError", evalue="", traceback=[]))
     assert nbtools.audit(nb) == []
+
+
+# --------------------------------------------------------------------------- rounding-level figures
+@pytest.mark.parametrize(
+    "text, figures",
+    [
+        ("largest error 2.3e-13", ["2.3e-13"]),           # the noise itself
+        ("| 1 | 9999 | 62.093684 | 3.8e-12 |", ["3.8e-12"]),  # in a Markdown table
+        ("residual 9e-16 and 1.1E-15", ["9e-16", "1.1E-15"]),
+        ("residual 1e-15", ["1e-15"]),                    # a power of ten, but not called a bound
+        ("drift 0.00000000000123", ["0.00000000000123"]),
+        ("residual below 1e-12", []),                     # the asserted bound
+        ("differ by less than 1e-10, within 1e-12, error < 1e-12, ≤ 1e-9", []),
+        ("largest error 0.0e+00", []),                    # exactly zero is exact everywhere
+        ("the closest pair differs by 1.3e-07", []),      # a real value, far above rounding
+        ("median weight 2e-09, scale 3.2e+38, ptp 1.5", []),
+        ("run_1e-15_label", []),                          # part of a word
+    ],
+)
+def test_rounding_level_figures(text, figures):
+    assert nbtools.rounding_level_figures(text) == figures
+
+
+def test_audit_names_the_cell_and_the_figure():
+    nb = _notebook()
+    nb.cells[3].outputs = [new_output("execute_result", execution_count=2,
+                                      data={"text/markdown": "| φ | spread |\n|---|---|\n| 1 | 4.4e-12 |"})]
+    problems = nbtools.audit(nb)
+    assert len(problems) == 1 and "cell 3" in problems[0] and "4.4e-12" in problems[0], problems
+    nb.cells[3].outputs = [new_output("stream", name="stdout", text="spread below 1e-9\n")]
+    assert nbtools.audit(nb) == []
+
+
+def test_audit_finds_no_rounding_level_figure_in_any_chapter():
+    chapters = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    found = {
+        f"{path.name} cell {index}": figures
+        for path in chapters
+        for index, cell in enumerate(nbformat.read(path, as_version=4).cells)
+        if cell.cell_type == "code"
+        for figures in [[f for text in nbtools.output_texts(cell) for f in nbtools.rounding_level_figures(text)]]
+        if figures
+    }
+    assert not found, found

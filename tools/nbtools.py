@@ -37,6 +37,18 @@ CANONICAL_KERNELSPEC = {
 }
 _MACHINE_PATH = re.compile(r"(?<![\w.])/(?:work|tmp|root|home|Users|private|var/folders)/[A-Za-z0-9_.-]")
 _ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]{6,}\b|<[^<>]* object at 0x[0-9a-fA-F]+>")
+# A figure at the level of float64 rounding (a residual of 3.8e-12, say) comes out
+# different on another CPU: numpy and OpenBLAS pick their kernels by CPU, so the last
+# bits of sin, exp and matrix products differ. Outputs print the bound that was
+# asserted instead ("below 1e-12"). A number written in scientific notation or with
+# many leading zeros and smaller than ROUNDING_LEVEL is such a figure, unless it is
+# a power of ten that the text just before calls a bound.
+ROUNDING_LEVEL = 1e-9
+_SMALL_NUMBER = re.compile(
+    r"(?<![\w.])(?P<number>[-+]?(?:\d+(?:\.\d*)?|\.\d+)[eE][-+]?\d+|[-+]?0\.0{8,}\d+)(?![\w.])"
+)
+_BOUND_WORDS = re.compile(r"(?:below|under|than|within|at most|tolerance|bound|<|≤|<=)\s*$", re.IGNORECASE)
+_TEXT_MIMETYPES = ("text/plain", "text/markdown", "text/html", "text/latex")
 
 
 # --------------------------------------------------------------------------- normalise
@@ -95,6 +107,12 @@ def audit(nb: nbformat.NotebookNode, *, raw_text: str = "") -> list[str]:
                 problems.append(f"cell {index}: stored stderr output")
             if WIDGET_VIEW in output.get("data", {}):
                 problems.append(f"cell {index}: stored widget view (random model id)")
+        figures = [figure for text in output_texts(cell) for figure in rounding_level_figures(text)]
+        if figures:
+            problems.append(
+                f"cell {index}: rounding-level figure(s) {', '.join(figures)} in the output; they differ "
+                "from CPU to CPU: print the bound that was asserted (e.g. 'below 1e-12')"
+            )
     if "widgets" in nb.metadata:
         problems.append("notebook metadata holds saved widget state")
     text = raw_text or nbformat.writes(nb)
@@ -105,6 +123,41 @@ def audit(nb: nbformat.NotebookNode, *, raw_text: str = "") -> list[str]:
     if len(text.encode()) > MAX_BYTES:
         problems.append(f"is {len(text.encode()) / 1e6:.1f} MB (limit {MAX_BYTES / 1e6:.0f} MB)")
     return problems
+
+
+def output_texts(cell: nbformat.NotebookNode) -> list[str]:
+    """The text a reader sees in a code cell's outputs: streams, tracebacks, text data."""
+    texts = []
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "stream":
+            texts.append(output.get("text", ""))
+        elif output.get("output_type") == "error":
+            texts.append(f"{output.get('ename')}: {output.get('evalue')}")
+        for mimetype in _TEXT_MIMETYPES:
+            value = output.get("data", {}).get(mimetype)
+            if value is not None:
+                texts.append(value if isinstance(value, str) else "".join(value))
+    return texts
+
+
+def rounding_level_figures(text: str) -> list[str]:
+    """Numbers in ``text`` small enough to be float64 rounding noise (see ``ROUNDING_LEVEL``).
+
+    >>> rounding_level_figures("residual 2.3e-13; below 1e-12; exactly 0.0e+00; gap 1.3e-07")
+    ['2.3e-13']
+    """
+    found = []
+    for match in _SMALL_NUMBER.finditer(text):
+        number = match.group("number")
+        value = abs(float(number))
+        if value == 0 or value >= ROUNDING_LEVEL:
+            continue
+        mantissa = float(re.split("[eE]", number)[0]) if "e" in number.lower() else None
+        is_power_of_ten = mantissa is not None and abs(mantissa) == 1.0
+        if is_power_of_ten and _BOUND_WORDS.search(text[max(0, match.start() - 20):match.start()]):
+            continue
+        found.append(number)
+    return found
 
 
 def audit_paths(paths: list[Path]) -> dict[Path, list[str]]:
