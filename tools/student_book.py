@@ -4,7 +4,7 @@ Writes ``_build/student-book/_config.yml`` (the book's configuration with
 ``hide_solutions: true`` and ``posenc_student_edition: true``, see
 ``tools/student_edition.py``) and builds
 the book with it, warnings as errors, into ``_build/student-book/_build/html``.
-``tests/test_student_book.py`` then checks that no line of any solution made it
+``tests/site/test_student_book.py`` then checks that no line of any solution made it
 into the site.
 """
 

@@ -6,7 +6,10 @@ Makefile target does that first). Environment variables:
 ``POSENC_SITE``
     folder of the built site (default: ``<repo>/_build/html``).
 ``POSENC_SCREENSHOTS``
-    where chapter screenshots go (default: ``<repo>/_build/screenshots``).
+    where chapter screenshots go (default: ``<repo>/_build/screenshots``);
+    ``none`` checks light and dark mode on every chapter without saving
+    full-page screenshots (``make test`` does this: they take a third of the
+    suite's time and nobody looks at them there).
 ``POSENC_REQUIRE_BROWSER=1``
     a missing Chromium is a failure instead of a skip (set it in CI).
 
@@ -41,7 +44,8 @@ from _server import SiteServer  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 SITE = Path(os.environ.get("POSENC_SITE") or REPO / "_build" / "html").resolve()
-SCREENSHOTS = Path(os.environ.get("POSENC_SCREENSHOTS") or REPO / "_build" / "screenshots").resolve()
+_SCREENSHOTS_SETTING = os.environ.get("POSENC_SCREENSHOTS") or str(REPO / "_build" / "screenshots")
+SCREENSHOTS = None if _SCREENSHOTS_SETTING == "none" else Path(_SCREENSHOTS_SETTING).resolve()
 
 VIEWPORT = {"width": 1280, "height": 900}
 TIMEOUT_MS = 30_000  # per action / wait: generous, for a loaded CI machine; pages need 1-5 s
@@ -280,11 +284,6 @@ class Visitor:
             if msg.type != "error":
                 return
             loc = msg.location or {}
-            if loc.get("url") == f"{origin}/favicon.ico":
-                # Chromium asks for /favicon.ico by itself when a page declares no
-                # icon, whenever it gets round to it: not the page's doing, and
-                # too timing-dependent to test here.
-                return
             if msg.text.startswith("Failed to load resource") and loc.get("url") in requested:
                 return  # the network listeners below report this request, with more detail
             where = f" [{loc['url']}:{loc.get('lineNumber', 0)}]" if loc.get("url") else ""
@@ -455,8 +454,10 @@ def stats() -> dict[str, int]:
 
 
 @pytest.fixture(scope="session")
-def screenshot_dir() -> Path:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+def screenshot_dir() -> Path | None:
+    """Where chapter screenshots go; None when ``POSENC_SCREENSHOTS=none``."""
+    if SCREENSHOTS is not None:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
 
 
@@ -470,6 +471,6 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         f"browser suite: checked {STATS['pages']} pages of {SITE} "
         f"({STATS['math']} math elements, {STATS['images']} images, {STATS['links']} internal links "
         f"to {STATS['targets']} targets, {STATS['downloads']} .ipynb downloads), "
-        f"{STATS['screenshots']} screenshots in {SCREENSHOTS}, "
-        f"{time.monotonic() - _START:.1f} s"
+        + (f"{STATS['screenshots']} screenshots in {SCREENSHOTS}, " if SCREENSHOTS else "no screenshots, ")
+        + f"{time.monotonic() - _START:.1f} s"
     )

@@ -137,6 +137,21 @@ def _check_links(page, page_url, server, link_checker, stats) -> list[str]:
     return problems
 
 
+_ICON_PROBE_JS = """
+() => [...document.querySelectorAll("link[rel~='icon']")].map((link) => link.href)
+"""
+
+
+def _check_icon(page, link_checker) -> list[str]:
+    """The page declares a favicon that loads. (A page that declares none makes the
+    browser ask for ``/favicon.ico`` by itself, whenever it gets round to it.)"""
+    icons = page.evaluate(_ICON_PROBE_JS)
+    if not icons:
+        return ["declares no favicon (<link rel=icon>)"]
+    return [f"favicon {href} answers {status}" for href in icons
+            if (status := link_checker.status(urllib.parse.urlsplit(href).path)) != 200]
+
+
 def _check_download_buttons(page, stats) -> list[str]:
     """A notebook's download button must link to the ``.ipynb`` and serve it."""
     problems = []
@@ -260,12 +275,13 @@ def _full_page_png(page, out: Path) -> None:
         page.screenshot(path=str(out), full_page=True, animations="disabled")
 
 
-def _save_screenshots(page, page_path: str, screenshot_dir: Path, stats) -> list[str]:
-    """Full-page screenshots of a chapter in light, then dark mode (test artefacts),
-    into ``<screenshot_dir>/<chapter>-light.png`` and ``-dark.png``.
+def _save_screenshots(page, page_path: str, screenshot_dir: Path | None, stats) -> list[str]:
+    """Switch a chapter to light, then dark mode and save full-page screenshots
+    (test artefacts) into ``<screenshot_dir>/<chapter>-light.png`` and ``-dark.png``.
 
     Dark mode is switched on with the theme's own button, as a reader would;
-    the page's background must then really be dark.
+    the page's background must then really be dark. Without a ``screenshot_dir``
+    the modes are checked and nothing is saved.
     """
     stem = page_path.rsplit("/", 1)[-1].removesuffix(".html")
     problems = []
@@ -277,8 +293,9 @@ def _save_screenshots(page, page_path: str, screenshot_dir: Path, stats) -> list
             continue
         if (luminance >= 0.3) if mode == "dark" else (luminance <= 0.5):
             problems.append(f"screenshot: {mode} mode is on but the background has luminance {luminance:.2f}")
-        _full_page_png(page, screenshot_dir / f"{stem}-{mode}.png")
-        stats["screenshots"] += 1
+        if screenshot_dir is not None:
+            _full_page_png(page, screenshot_dir / f"{stem}-{mode}.png")
+            stats["screenshots"] += 1
     return problems
 
 
@@ -304,6 +321,7 @@ def test_page(page_path, fresh_context, visitor, server, link_checker, screensho
         stats["images"] += images["total"]
         problems += _listed("image did not load", images["broken"])
 
+        problems += _check_icon(page, link_checker)
         problems += _check_links(page, page.url, server, link_checker, stats)
         stats["targets"] = link_checker.distinct_targets
         problems += _check_download_buttons(page, stats)
@@ -429,3 +447,23 @@ def test_sidebar_navigates_to_next_chapter(site_dir, light_context, visitor):
     finally:
         page.close()
     _fail_on(f"{chapter} (sidebar to next chapter)", during)
+
+
+# --------------------------------------------------------------------------- favicon and logo
+
+
+def test_favicon_at_the_site_root_and_logo(site_dir, fresh_context, visitor, server):
+    """Browsers and feed readers ask for ``/favicon.ico`` whatever the page says:
+    it must be there, as an icon; the sidebar logo must load and have alt text."""
+    with urllib.request.urlopen(server.origin + "/favicon.ico", timeout=10) as response:
+        assert response.status == 200
+        assert response.read(4) == b"\x00\x00\x01\x00", "favicon.ico is not an ICO file"
+    page, visit = visitor.open(fresh_context, "index.html")
+    try:
+        logos = page.locator("img.logo__image").evaluate_all(
+            "els => els.map(img => [img.naturalWidth, img.getAttribute('alt')])")
+    finally:
+        page.close()
+    _fail_on("index.html", visit.problems)
+    assert logos and all(width > 0 for width, _ in logos), logos
+    assert all(alt and alt.strip() for _, alt in logos), f"a logo without alt text: {logos}"

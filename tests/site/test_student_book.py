@@ -16,7 +16,7 @@ import pytest
 
 from _solutions import exercise_labels, solution_lines
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STUDENT_SITE = ROOT / "_build" / "student-book" / "_build" / "html"
 FULL_SITE = ROOT / "_build" / "html"
 CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
