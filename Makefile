@@ -19,20 +19,26 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 # same exact pins (requirements*.txt, constraints.txt) are installed.
 USE_UV     ?= 1
 UV_VERSION := 0.13.9
-# uv does not compile bytecode by default; with PYTHONDONTWRITEBYTECODE set (as on
-# CI machines) every kernel would then recompile matplotlib and IPython at start.
-export UV_COMPILE_BYTECODE := 1
+# Nothing is compiled at install time (that would cost more than make book itself):
+# Python caches the bytecode of what it imports, once. Some machines (CI among them)
+# set PYTHONDONTWRITEBYTECODE, which would make every kernel recompile matplotlib and
+# IPython from source; this project's commands unset it.
+unexport PYTHONDONTWRITEBYTECODE
 
 # nbval runs every chapter under two CPU profiles, in parallel. numpy and OpenBLAS
 # choose their kernels by CPU, so the last bits of sin, exp and matrix products
 # differ between machines; a stored output that passes under both profiles does not
 # print rounding noise. The portable profile switches numpy's AVX-512 kernels off
-# (on x86-64) and makes BLAS single-threaded.
+# (on x86-64) and makes BLAS single-threaded. Its kernels (and those of the
+# student-copy run) display figures without drawing them (tools/skip_figure_drawing.py):
+# nbval never compares pixels, drawing is half of a chapter's run time, and the
+# native run draws every figure.
 NBVAL = $(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
 	-p no:cacheprovider -o testpaths= -W ignore::DeprecationWarning -q
 AVX512 := AVX512F AVX512CD AVX512_SKX AVX512_CLX AVX512_CNL AVX512_ICL
 PORTABLE_PROFILE := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
 	$(if $(filter x86_64 amd64 AMD64,$(shell uname -m)),NPY_DISABLE_CPU_FEATURES="$(AVX512)",)
+SKIP_DRAWING := PYTHONSTARTUP=$(abspath tools/skip_figure_drawing.py)
 
 .PHONY: help setup book book-only test test-unit test-doctest test-notebooks test-notebooks-native \
         test-notebooks-portable test-student-copies test-student-book test-browser browser-only \
@@ -112,11 +118,11 @@ test-notebooks-native: $(STAMP)
 	$(NBVAL) $(NOTEBOOKS)
 
 test-notebooks-portable: $(STAMP)
-	$(PORTABLE_PROFILE) $(NBVAL) $(NOTEBOOKS)
+	$(PORTABLE_PROFILE) $(SKIP_DRAWING) $(NBVAL) $(NOTEBOOKS)
 
 # Each chapter's student copy (solutions removed, stubs in place), run once.
 test-student-copies: $(STAMP)
-	$(PY) -m pytest tests/notebooks -q
+	$(SKIP_DRAWING) $(PY) -m pytest tests/notebooks -q
 
 # Every page of the built site in Chromium: console errors, failed or third-party
 # requests, unrendered math, broken images and links, search, a few interactions,
