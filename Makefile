@@ -4,6 +4,9 @@
 # See README.md and CONTRIBUTING.md for the other targets.
 
 PYTHON ?= python3
+# The interpreter that creates .venv, by absolute path: once PATH starts with
+# .venv/bin (below), a bare python3 would name the environment's own.
+BASE_PYTHON := $(shell command -v $(PYTHON) 2>/dev/null || echo $(PYTHON))
 VENV   := .venv
 BIN    := $(VENV)/bin
 PY     := $(BIN)/python
@@ -14,11 +17,10 @@ export PYTHONHASHSEED := 0
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 # The environment is installed with uv when it can be (about ten times faster than
-# pip): the uv on PATH if there is one, else uv $(UV_VERSION) bootstrapped into .venv
-# with pip. USE_UV=0, or a failed bootstrap, falls back to plain pip. Either way the
-# same exact pins (requirements*.txt, constraints.txt) are installed.
-USE_UV     ?= 1
-UV_VERSION := 0.13.9
+# pip), else with pip: see tools/install_requirements.sh. USE_UV=0 forces pip. Either
+# way the same exact pins (requirements*.txt, constraints.txt) are installed.
+export USE_UV ?= 1
+export UV_VERSION := 0.13.9
 # Nothing is compiled at install time (that would cost more than make book itself):
 # Python caches the bytecode of what it imports, once. Some machines (CI among them)
 # set PYTHONDONTWRITEBYTECODE, which would make every kernel recompile matplotlib and
@@ -66,18 +68,11 @@ help:
 	@echo "make clean      remove build outputs (keeps .venv); make distclean also removes .venv"
 
 $(PY):
-	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10) and "Python >= 3.10 is required")'
-	$(PYTHON) -m venv $(VENV)
+	$(BASE_PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10) and "Python >= 3.10 is required")'
+	$(BASE_PYTHON) -m venv --without-pip $(VENV)
 
-$(STAMP): $(PY) requirements.txt requirements-dev.txt constraints.txt pyproject.toml
-	@if [ "$(USE_UV)" = 1 ] && { command -v uv >/dev/null 2>&1 || \
-	      $(PY) -m pip install --disable-pip-version-check --quiet "uv==$(UV_VERSION)"; }; then \
-	    echo "installing the pinned requirements with uv"; \
-	    uv pip install --python $(PY) --quiet -r requirements-dev.txt; \
-	else \
-	    echo "installing the pinned requirements with pip"; \
-	    $(PY) -m pip install --disable-pip-version-check --quiet -r requirements-dev.txt; \
-	fi
+$(STAMP): $(PY) requirements.txt requirements-dev.txt constraints.txt pyproject.toml tools/install_requirements.sh
+	PYTHON=$(BASE_PYTHON) tools/install_requirements.sh $(PY) requirements-dev.txt
 	# Build matplotlib's font cache now, so no notebook ever prints that it is doing so.
 	$(PY) -c 'import matplotlib.pyplot'
 	touch $@
@@ -94,10 +89,10 @@ book: $(STAMP)
 book-only:
 	$(BIN)/jupyter-book build . -W -n --keep-going
 
-# Everything CI runs, three jobs at a time on the two-core reference machine: the
-# browser suite spends most of its time waiting for Chromium, so the other two lanes
-# keep both cores busy meanwhile. Each job's output is printed in one piece when it ends.
-TEST_JOBS ?= 3
+# Everything CI runs, two jobs at a time (the reference machine has two cores, and
+# every job but the browser suite keeps one busy; the browser suite keeps one and a
+# half busy). Each job's output is printed in one piece when it ends.
+TEST_JOBS ?= 2
 test: $(STAMP)
 	$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target _test-parallel
 	@echo "make test: all checks passed"
@@ -153,7 +148,7 @@ lab: $(STAMP)
 
 serve:
 	@test -f _build/html/index.html || { echo "no built site: run 'make book' first"; exit 1; }
-	$(PYTHON) -m http.server 8000 --bind 127.0.0.1 --directory _build/html
+	$(BASE_PYTHON) -m http.server 8000 --bind 127.0.0.1 --directory _build/html
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench.py
