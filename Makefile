@@ -1,4 +1,4 @@
-# Two commands on a fresh machine with Python >= 3.10 and make:
+# Two commands on a fresh machine with Python >= 3.11 and make:
 #   make book   set up .venv, build the site into _build/html
 #   make test   set up .venv, run every check (unit, property, doctest, nbval twice, book, browser)
 # See README.md and CONTRIBUTING.md for the other targets.
@@ -65,10 +65,11 @@ help:
 	@echo "make student-book  the website with solutions hidden, into _build/student-book/_build/html"
 	@echo "make sync-setup the notebooks' Colab set-up cell, from repository.url in _config.yml"
 	@echo "make lock       regenerate constraints.txt from the direct pins"
+	@echo "make record-lab rerun chapter 11's protocol and record the verdicts chapter 10 shows"
 	@echo "make clean      remove build outputs (keeps .venv); make distclean also removes .venv"
 
 $(PY):
-	$(BASE_PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10) and "Python >= 3.10 is required")'
+	$(BASE_PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Python >= 3.11 is required")'
 	$(BASE_PYTHON) -m venv --without-pip $(VENV)
 
 $(STAMP): $(PY) requirements.txt requirements-dev.txt constraints.txt pyproject.toml tools/install_requirements.sh
@@ -166,18 +167,22 @@ test-student-book: student-book
 sync-setup: $(STAMP)
 	$(PY) tools/nbtools.py sync-setup $(NOTEBOOKS)
 
-# Regenerate constraints.txt from the direct pins, resolved on the oldest supported
-# Python (set PYTHON310=/path/to/python3.10 if it is not on PATH).
-PYTHON310 ?= python3.10
-lock:
-	rm -rf _build/lock-venv
-	$(PYTHON310) -m venv _build/lock-venv
-	_build/lock-venv/bin/pip install --quiet --disable-pip-version-check \
-		$$(grep -hvE '^\s*(#|-c|-r|-e|$$)' requirements.txt requirements-dev.txt)
-	{ echo "# Full lock of the environment resolved for Python 3.10 (also used on 3.11+)."; \
-	  echo "# Regenerate with: make lock"; \
-	  _build/lock-venv/bin/pip freeze --exclude-editable | grep -viE '^(posenc|-e )'; } > constraints.txt
-	rm -rf _build/lock-venv
+# Regenerate constraints.txt from the direct pins for the oldest supported Python,
+# with uv (which keeps every version already in constraints.txt that still fits).
+lock: $(STAMP)
+	mkdir -p _build
+	grep -hvE '^\s*(#|-c|-r|-e|$$)' requirements.txt requirements-dev.txt > _build/lock-input.txt
+	grep -v '^#' constraints.txt > _build/constraints.txt
+	$$(command -v $(BIN)/uv || command -v uv) pip compile _build/lock-input.txt --python-version 3.11 \
+		--no-header --no-annotate --quiet -o _build/constraints.txt
+	{ echo "# Full lock of the environment, resolved by uv for Python 3.11 (also used on newer versions)."; \
+	  echo "# Regenerate with: make lock"; cat _build/constraints.txt; } > constraints.txt
+
+# Chapter 10 shows whether trained models work past their training length; chapter 11
+# measures it. This reruns chapter 11's protocol and writes the verdicts chapter 10 reads
+# (posenc_helpers/data/train_short_test_long.json); then run make notebooks.
+record-lab: $(STAMP)
+	$(PY) -c 'from posenc_helpers.lab import record_verdicts; print(record_verdicts()["verdicts"])'
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis

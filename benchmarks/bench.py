@@ -14,7 +14,13 @@ that costs and prints every figure beside its budget with a pass/fail mark:
   (timed on a small size and scaled by the element count), as a speed-up;
   their peak temporary memory (``tracemalloc``) relative to the output size;
 * each explorer's update latency (control change plus redraw), median and
-  worst of 20 changes at its default size.
+  worst of 20 changes at its default size;
+* the training lab (chapter 11): seconds to train one model of each method at
+  the chapter's settings, training steps per second, and the model's FLOP rate
+  as a fraction of a large float32 matrix product timed in the same run;
+* the lab's pattern at other seeds and training lengths than the chapter's
+  (``--only lab-pattern``, about two minutes): the chapter's conclusions,
+  re-checked.
 
 The table is printed and written to ``_build/bench.json``. The exit status is
 1 when a budget is missed. Timings are wall clock on whatever machine runs
@@ -22,7 +28,7 @@ this; ``benchmarks/README.md`` records a run and the machine it was taken on.
 
 Usage::
 
-    python benchmarks/bench.py [--skip chapters,book,helpers,explorers]
+    python benchmarks/bench.py [--skip chapters,book,...] [--only lab-pattern]
 """
 
 from __future__ import annotations
@@ -51,14 +57,18 @@ sys.path.insert(0, str(ROOT / "tools"))
 BUDGETS = {
     "chapter_seconds": 20.0,
     "chapter_mib": 500.0,
-    "all_chapters_seconds": 90.0,
+    "all_chapters_seconds": 90.0,     # chapters 01-10
+    "lab_chapter_seconds": 150.0,     # chapter 11, the training lab
+    "lab_chapter_mib": 1536.0,
+    "lab_model_seconds": 20.0,
     "helper_ratio": 1.3,
     "loop_speedup": 100.0,
     "temporary_memory": 2.0,
     "widget_median_ms": 50.0,
     "widget_worst_ms": 100.0,
 }
-SECTIONS = ("chapters", "book", "helpers", "explorers")
+SECTIONS = ("chapters", "book", "helpers", "explorers", "lab", "lab-pattern")
+DEFAULT_SKIP = {"lab-pattern"}  # minutes of training: run it with --only lab-pattern
 
 
 @dataclass
@@ -113,12 +123,18 @@ def bench_chapters() -> list[Row]:
     from nbtools import measure
 
     notebooks = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    rows, total = [], 0.0
+    rows, total, classic = [], 0.0, 0
     for path, seconds, mib in measure(notebooks):
-        total += seconds
-        rows.append(Row("chapters", f"{path.stem}: run time", seconds, "s", BUDGETS["chapter_seconds"]))
-        rows.append(Row("chapters", f"{path.stem}: kernel peak memory", mib, "MiB", BUDGETS["chapter_mib"]))
-    rows.append(Row("chapters", f"all {len(notebooks)} chapters: run time", total, "s", BUDGETS["all_chapters_seconds"]))
+        lab = "posenc_helpers.lab" in path.read_text(encoding="utf-8")
+        seconds_budget = BUDGETS["lab_chapter_seconds" if lab else "chapter_seconds"]
+        mib_budget = BUDGETS["lab_chapter_mib" if lab else "chapter_mib"]
+        rows.append(Row("chapters", f"{path.stem}: run time", seconds, "s", seconds_budget))
+        rows.append(Row("chapters", f"{path.stem}: kernel peak memory", mib, "MiB", mib_budget))
+        if not lab:
+            total += seconds
+            classic += 1
+    rows.append(Row("chapters", f"the {classic} chapters without training: run time", total, "s",
+                    BUDGETS["all_chapters_seconds"]))
     return rows
 
 
@@ -261,6 +277,69 @@ def bench_explorers() -> list[Row]:
     return rows
 
 
+# ----------------------------------------------------------------------------- the training lab
+def _matmul_gflops() -> float:
+    """float32 GFLOP/s of a 2048 x 2048 matrix product in JAX on this CPU (its practical peak)."""
+    import jax
+    import jax.numpy as jnp
+
+    a = jnp.ones((2048, 2048), jnp.float32)
+    product = jax.jit(lambda x: x @ x)
+    seconds = _median_time(lambda: product(a).block_until_ready(), 5)
+    return 2 * 2048**3 / seconds / 1e9
+
+
+def bench_lab() -> list[Row]:
+    from posenc_helpers.lab import METHODS, PROTOCOL, ModelConfig, train, train_step_flops
+
+    p = PROTOCOL
+    settings = dict(train_len=p.train_len, steps=p.steps, batch_size=p.batch_size,
+                    learning_rate=p.learning_rate, progress=False)
+    train("rope", **(settings | {"steps": 2}))  # compile once, as the chapter's first model does
+    rows, rates = [], []
+    for method in METHODS:
+        model = train(method, **settings)
+        rows.append(Row("lab", f"train one {method} model ({p.steps} steps of {p.batch_size} x {p.train_len})",
+                        model.seconds, "s", BUDGETS["lab_model_seconds"]))
+        rates.append(p.steps / model.seconds)
+    steps_per_second = statistics.median(rates)
+    achieved = train_step_flops(ModelConfig(), p.batch_size, p.train_len) * steps_per_second / 1e9
+    peak = _matmul_gflops()
+    rows += [
+        Row("lab", "training steps per second (median over the methods)", steps_per_second, "/s", None),
+        Row("lab", "model FLOP rate (matrix products only)", achieved, "GF/s", None),
+        Row("lab", "2048 x 2048 float32 matrix product, same run", peak, "GF/s", None),
+        Row("lab", "model FLOP rate / matrix-product rate", achieved / peak, "×", None),
+    ]
+    return rows
+
+
+def bench_lab_pattern() -> list[Row]:
+    """Chapter 11's conclusions at training lengths 32 and 128 and seeds 2 and 3 (1 = holds)."""
+    from posenc_helpers.lab import METHODS, PROTOCOL, length_curves, train_many
+
+    rows = []
+    for train_len, seed in ((32, 2), (128, 3)):
+        models = train_many(METHODS, [seed], train_len=train_len, steps=PROTOCOL.steps,
+                            batch_size=PROTOCOL.batch_size, learning_rate=PROTOCOL.learning_rate, progress=False)
+        lengths = [m * train_len for m in (1, 2, 4, 8)] + ([16 * train_len] if train_len <= 64 else [])
+        curves = {method: c for (method, _), c in length_curves(models, lengths).items()}
+        rise = {m: c - c[0] for m, c in curves.items()}
+        claims = {
+            "ALiBi within 0.1 nats of 1x at every length": np.abs(rise["alibi"][1:]).max() < 0.1,
+            "sinusoidal worse by > 0.3 nats at 2x": rise["sinusoidal"][1] > 0.3,
+            "learned worse by > 0.1 nats at 2x": rise["learned"][1] > 0.1,
+            "RoPE: less at 2x than sinusoidal, > 0.4 nats worse at 4x": (
+                rise["rope"][1] < rise["sinusoidal"][1] and rise["rope"][2] > 0.4),
+            "NoPE at the longest: worse than ALiBi, better than sinusoidal and RoPE": (
+                curves["alibi"][-1] < curves["nope"][-1] < min(curves["sinusoidal"][-1], curves["rope"][-1])),
+        }
+        for claim, holds in claims.items():
+            rows.append(Row("lab-pattern", f"L = {train_len}, seed {seed}: {claim}", float(holds), "", 1.0,
+                            higher_is_better=True))
+    return rows
+
+
 # ----------------------------------------------------------------------------- report
 def machine() -> dict[str, object]:
     memory = ""
@@ -285,17 +364,24 @@ def machine() -> dict[str, object]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--skip", default="", help=f"comma-separated sections to skip, from {', '.join(SECTIONS)}")
+    parser.add_argument("--skip", default=None,
+                        help=f"comma-separated sections to skip, from {', '.join(SECTIONS)} "
+                             f"(default: {', '.join(sorted(DEFAULT_SKIP))})")
+    parser.add_argument("--only", default="", help="comma-separated sections to run, nothing else")
     parser.add_argument("--json", type=Path, default=ROOT / "_build" / "bench.json", help="where to write the table")
     args = parser.parse_args(argv)
-    skip = {s for s in args.skip.split(",") if s}
-    if skip - set(SECTIONS):
-        parser.error(f"--skip takes sections from {', '.join(SECTIONS)}, got {', '.join(sorted(skip - set(SECTIONS)))}")
+    skip = DEFAULT_SKIP if args.skip is None else {s for s in args.skip.split(",") if s}
+    only = {s for s in args.only.split(",") if s}
+    if (skip | only) - set(SECTIONS):
+        parser.error(f"sections are {', '.join(SECTIONS)}, got {', '.join(sorted((skip | only) - set(SECTIONS)))}")
+    if only:
+        skip = set(SECTIONS) - only
 
     import matplotlib
 
     matplotlib.use("Agg")
-    runners = {"chapters": bench_chapters, "book": bench_book, "helpers": bench_helpers, "explorers": bench_explorers}
+    runners = {"chapters": bench_chapters, "book": bench_book, "helpers": bench_helpers, "explorers": bench_explorers,
+               "lab": bench_lab, "lab-pattern": bench_lab_pattern}
     info = machine()
     print("Machine: " + ", ".join(f"{k} {v}" for k, v in info.items()))
     rows: list[Row] = []

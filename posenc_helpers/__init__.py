@@ -30,7 +30,7 @@ from .alibi import alibi_bias_shifted
 from .attention import scaled_dot_product_attention, softmax
 from .collisions import collision_scan
 from .checklist import CHECKLIST, checklist_markdown, score_encoding
-from .comparison import MECHANISMS, NOT_APPLICABLE, checklist_grid, comparison_markdown, criterion_applies, method_encoders, offset_head_profile, offset_head_weights, offset_score
+from .comparison import BY_CONSTRUCTION, MECHANISMS, NOT_APPLICABLE, checklist_grid, comparison_markdown, criterion_applies, method_encoders, offset_head_profile, offset_head_weights, offset_score
 from .long_context import scaled_rope_frequencies
 from .long_context import unseen_angle_pairs
 from .metrics import linear_shift_fit, min_pairwise_distance
@@ -89,6 +89,7 @@ __all__ = [
     "checklist_markdown",
     "MECHANISMS",
     "NOT_APPLICABLE",
+    "BY_CONSTRUCTION",
     "method_encoders",
     "criterion_applies",
     "checklist_grid",

@@ -53,6 +53,7 @@ from .sinusoidal import frequencies, shift_matrix, sine_only_encoding, sinusoida
 __all__ = [
     "MECHANISMS",
     "NOT_APPLICABLE",
+    "BY_CONSTRUCTION",
     "MethodEncoder",
     "OffsetHeadProfile",
     "method_encoders",
@@ -67,11 +68,24 @@ __all__ = [
 #: How a method brings position into attention.
 MECHANISMS: tuple[str, ...] = ("added to the input", "rotates queries and keys", "bias on the logits")
 
-#: Criteria that do not apply to a mechanism, with the reason. Chapter 01 asks
-#: for *bounded* values so that a vector added to the token embeddings cannot
-#: swamp them; a bias on the logits is never added to an embedding, and ALiBi's
-#: grows with distance on purpose (it is the penalty that makes far keys fade).
-NOT_APPLICABLE: dict[str, tuple[str, ...]] = {"bias on the logits": ("bounded",)}
+#: Criteria that do not apply to a mechanism, by one rule: chapter 01 asks for
+#: *bounded* values so that a vector added to the token embeddings cannot swamp
+#: them, so ``bounded`` applies only to methods that add a vector to the input.
+#: RoPE rotates queries and keys (a rotation keeps every norm), and a bias on the
+#: logits is never added to an embedding (ALiBi's grows with distance on purpose).
+NOT_APPLICABLE: dict[str, tuple[str, ...]] = {
+    "rotates queries and keys": ("bounded",),
+    "bias on the logits": ("bounded",),
+}
+
+#: Criteria a mechanism meets by construction, with the reason. ``linear_offset``
+#: asks that what a query at ``t`` knows about a key ``phi`` away not depend on
+#: ``t``. A bias on the logits is a function of the offset ``j - i`` alone, so it
+#: holds whatever any check of an adapter's rows finds (T5's shared buckets and
+#: ALiBi's affine rows fail the *linear* least-squares test of their adapters).
+BY_CONSTRUCTION: dict[str, dict[str, str]] = {
+    "bias on the logits": {"linear_offset": "the bias is a function of the offset j - i only"},
+}
 
 HEAD_KINDS = ("sinusoidal", "rope")
 _MAX_FULL = 4096  # offset_head_weights builds a full (n, n) matrix: 4096**2 float64 = 134 MB
@@ -323,7 +337,7 @@ def criterion_applies(criterion: str, mechanism: str) -> bool:
     -------
     bool
         False only for the pairs listed in :data:`NOT_APPLICABLE` (``"bounded"``
-        for a bias on the logits).
+        for every mechanism that adds nothing to the input).
 
     Raises
     ------
@@ -338,8 +352,8 @@ def criterion_applies(criterion: str, mechanism: str) -> bool:
 
     Examples
     --------
-    >>> criterion_applies("bounded", "bias on the logits")
-    False
+    >>> criterion_applies("bounded", "bias on the logits"), criterion_applies("bounded", "rotates queries and keys")
+    (False, False)
     >>> criterion_applies("bounded", "added to the input")
     True
     """
@@ -381,7 +395,7 @@ def checklist_grid(
     scores: Mapping[str, Mapping[str, CriterionResult]],
     mechanisms: Mapping[str, str] | None = None,
 ) -> np.ndarray:
-    """The scored checklist as numbers: 1 passed, 0 failed, NaN not applicable.
+    """The scored checklist as numbers: 1 passed (or met by construction), 0 failed, NaN not applicable.
 
     Parameters
     ----------
@@ -390,7 +404,8 @@ def checklist_grid(
     mechanisms : dict, optional
         ``{method name: mechanism}`` with mechanisms from :data:`MECHANISMS`;
         a criterion that does not apply (:func:`criterion_applies`) gives NaN
-        whatever its check found. Without it every criterion applies.
+        and one met by construction (:data:`BY_CONSTRUCTION`) gives 1, whatever
+        its check found. Without it every criterion is scored by its check.
 
     Returns
     -------
@@ -406,7 +421,8 @@ def checklist_grid(
 
     References
     ----------
-    .. [1] A. Vaswani et al., "Attention Is All You Need", NeurIPS 2017, section 3.5.
+    .. [1] A. Kazemnejad, "Transformer Architecture: The Positional Encoding", 2019
+       (the checklist).
 
     Examples
     --------
@@ -419,28 +435,33 @@ def checklist_grid(
            [ 1.,  1.],
            [ 1.,  1.],
            [ 1.,  1.],
-           [ 0.,  0.]])
+           [ 0.,  1.]])
     """
     methods, resolved = _check_scores(scores, mechanisms)
     grid = np.empty((len(CHECKLIST), len(methods)))
     for col, method in enumerate(methods):
         for row, criterion in enumerate(CHECKLIST):
-            if criterion_applies(criterion.key, resolved[method]):
-                grid[row, col] = 1.0 if scores[method][criterion.key].passed else 0.0
-            else:
+            if not criterion_applies(criterion.key, resolved[method]):
                 grid[row, col] = np.nan
+            elif criterion.key in BY_CONSTRUCTION.get(resolved[method], {}):
+                grid[row, col] = 1.0
+            else:
+                grid[row, col] = 1.0 if scores[method][criterion.key].passed else 0.0
     return grid
 
 
 def comparison_markdown(
     scores: Mapping[str, Mapping[str, CriterionResult]],
     mechanisms: Mapping[str, str] | None = None,
+    extra_rows: Mapping[str, Mapping[str, str]] | None = None,
 ) -> str:
     """The scored checklist as a Markdown table with ``yes``, ``no`` and ``n/a`` cells.
 
     Like :func:`~posenc_helpers.checklist_markdown`, plus a first row naming
-    each method's mechanism and ``n/a`` where :func:`criterion_applies` says a
-    criterion does not apply. Every cell comes from :func:`checklist_grid`.
+    each method's mechanism, ``n/a`` where :func:`criterion_applies` says a
+    criterion does not apply and ``yes (by construction)`` where
+    :data:`BY_CONSTRUCTION` says a mechanism meets it. Every cell comes from
+    :func:`checklist_grid`.
 
     Parameters
     ----------
@@ -448,6 +469,9 @@ def comparison_markdown(
         ``{method name: score_encoding(...) result}``.
     mechanisms : dict, optional
         ``{method name: mechanism}``; see :func:`checklist_grid`.
+    extra_rows : dict, optional
+        ``{row name: {method name: cell text}}``: rows appended below the checklist,
+        such as measured results; a method missing from a row gets an em dash.
 
     Returns
     -------
@@ -457,22 +481,28 @@ def comparison_markdown(
     Raises
     ------
     TypeError, ValueError
-        As :func:`checklist_grid`.
+        As :func:`checklist_grid`, or if ``extra_rows`` is not a mapping of mappings.
 
     References
     ----------
-    .. [1] A. Vaswani et al., "Attention Is All You Need", NeurIPS 2017, section 3.5.
+    .. [1] A. Kazemnejad, "Transformer Architecture: The Positional Encoding", 2019
+       (the checklist).
 
     Examples
     --------
     >>> from posenc_helpers import score_encoding
     >>> enc = method_encoders(d_model=4, n_heads=2)
-    >>> table = comparison_markdown({"ALiBi": score_encoding(enc["ALiBi"])}, {"ALiBi": enc["ALiBi"].mechanism})
-    >>> print(table.splitlines()[4])
-    | Bounded | n/a |
+    >>> table = comparison_markdown({"ALiBi": score_encoding(enc["ALiBi"])}, {"ALiBi": enc["ALiBi"].mechanism},
+    ...                             extra_rows={"Trained: works long": {"ALiBi": "yes"}})
+    >>> [table.splitlines()[i] for i in (4, 8, 9)]
+    ['| Bounded | n/a |', '| Offsets are a fixed map | yes (by construction) |', '| Trained: works long | yes |']
     """
     grid = checklist_grid(scores, mechanisms)
     methods, resolved = _check_scores(scores, mechanisms)
+    if extra_rows is not None and not (
+        isinstance(extra_rows, Mapping) and all(isinstance(row, Mapping) for row in extra_rows.values())
+    ):
+        raise TypeError("extra_rows must be a dict {row name: {method name: cell text}}")
     words = {1.0: "yes", 0.0: "no"}
     lines = [
         "| property | " + " | ".join(methods) + " |",
@@ -481,8 +511,17 @@ def comparison_markdown(
     if mechanisms is not None:
         lines.append("| *mechanism* | " + " | ".join(f"*{resolved[m]}*" for m in methods) + " |")
     for row, criterion in enumerate(CHECKLIST):
-        cells = ["n/a" if np.isnan(v) else words[float(v)] for v in grid[row]]
+        cells = []
+        for method, value in zip(methods, grid[row]):
+            if np.isnan(value):
+                cells.append("n/a")
+            elif criterion.key in BY_CONSTRUCTION.get(resolved[method], {}) and mechanisms is not None:
+                cells.append("yes (by construction)")
+            else:
+                cells.append(words[float(value)])
         lines.append(f"| {criterion.name} | " + " | ".join(cells) + " |")
+    for name, row in (extra_rows or {}).items():
+        lines.append(f"| {name} | " + " | ".join(str(row.get(m, "—")) for m in methods) + " |")
     return "\n".join(lines)
 
 

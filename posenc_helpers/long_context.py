@@ -11,7 +11,7 @@ does through its cached cos/sin tables):
 ``"ntk"``  (NTK-aware scaling, bloc97 2023)
     the base is raised to ``base * s**(d / (d - 2))``: the fastest pair is
     unchanged and the slowest pair is slowed by exactly ``s``.
-``"yarn"``  (Peng et al. 2023)
+``"yarn"``  (Peng et al., ICLR 2024)
     pairs that turn many times within the original context keep their
     frequency, pairs that turn less than once are interpolated by ``s``, with a
     linear ramp over the pair index in between; logits are scaled by
@@ -113,7 +113,7 @@ def scaled_rope_frequencies(
     .. [2] bloc97, "NTK-Aware Scaled RoPE allows LLaMA models to have extended
        (8k+) context size without any fine-tuning", 2023 (online post).
     .. [3] B. Peng, J. Quesnelle, H. Fan, E. Shippole, "YaRN: Efficient Context
-       Window Extension of Large Language Models", arXiv:2309.00071, 2023.
+       Window Extension of Large Language Models", ICLR 2024 (arXiv:2309.00071).
 
     Examples
     --------
@@ -209,7 +209,7 @@ def unseen_angle_pairs(
     .. [1] S. Chen, S. Wong, L. Chen, Y. Tian, "Extending Context Window of Large
        Language Models via Positional Interpolation", arXiv:2306.15595, 2023.
     .. [2] B. Peng, J. Quesnelle, H. Fan, E. Shippole, "YaRN: Efficient Context
-       Window Extension of Large Language Models", arXiv:2309.00071, 2023
+       Window Extension of Large Language Models", ICLR 2024 (arXiv:2309.00071)
        (NTK-aware scaling pushes some pairs slightly out of bounds).
 
     Examples

@@ -38,11 +38,6 @@ def min_pairwise_distance(encodings: ArrayLike) -> float:
     TypeError, ValueError
         If ``encodings`` is not a finite real 2-D array with at least 2 rows.
 
-    References
-    ----------
-    .. [1] A. Vaswani et al., "Attention Is All You Need", NeurIPS 2017,
-       section 3.5 (each position must receive a distinct encoding).
-
     Examples
     --------
     >>> min_pairwise_distance([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]])
@@ -116,11 +111,6 @@ def linear_shift_fit(encodings: ArrayLike, offset: int) -> tuple[np.ndarray, flo
     TypeError, ValueError
         If ``encodings`` is not a finite real 2-D array, or ``offset`` is not an
         integer in ``[1, n - 1]``.
-
-    References
-    ----------
-    .. [1] A. Vaswani et al., "Attention Is All You Need", NeurIPS 2017,
-       section 3.5 (the linear-shift property that motivates sine/cosine pairs).
 
     Examples
     --------

@@ -37,11 +37,6 @@ def integer_positions(n: int) -> np.ndarray:
     --------
     normalized_positions : the same positions squeezed into ``[0, 1]``.
 
-    References
-    ----------
-    .. [1] A. Vaswani et al., "Attention Is All You Need", NeurIPS 2017,
-       section 3.5 (why a position signal is needed at all).
-
     Examples
     --------
     >>> integer_positions(4)

@@ -66,7 +66,7 @@ def rope_frequencies(head_dim: int, *, base: float = 10000.0) -> np.ndarray:
 
     References
     ----------
-    .. [1] J. Su, Y. Lu, S. Pan, A. Murtadha, B. Wen, Y. Liu, "RoFormer: Enhanced
+    .. [1] J. Su, M. Ahmed, Y. Lu, S. Pan, W. Bo, Y. Liu, "RoFormer: Enhanced
        Transformer with Rotary Position Embedding", Neurocomputing 568, 2024
        (arXiv:2104.09864, 2021), equation (15).
 

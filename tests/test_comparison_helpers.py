@@ -153,21 +153,23 @@ def test_the_scored_checklist_of_chapter_10():
     #                 int  norm sine  sin  learn  T5  RoPE ALiBi
     expected = np.array([
         [1, 1, 1, 1, 1, 0, 1, 1],        # unique: T5 buckets 16 and 17 coincide
-        [0, 1, 1, 1, 1, nan, 1, nan],    # bounded: the index grows; n/a for logit biases
+        [0, 1, 1, 1, 1, nan, nan, nan],  # bounded: the index grows; n/a unless added to the input
         [1, 0, 1, 1, 1, 1, 1, 1],        # consistent: the normalised step depends on n
         [1, 1, 1, 1, 1, 1, 1, 1],        # deterministic
-        [1, 1, 1, 1, 0, 1, 1, 1],        # extrapolates: no row 1024
-        [0, 0, 0, 1, 0, 0, 1, 0],        # linear offset: only rotations
+        [1, 1, 1, 1, 0, 1, 1, 1],        # defined at unseen positions: no row 1024
+        [0, 0, 0, 1, 0, 1, 1, 1],        # linear offset: rotations; biases by construction
     ])
     np.testing.assert_array_equal(grid, expected)
 
 
 # --------------------------------------------------------------------------- n/a rule and tables
-def test_criterion_applies_only_excludes_bounded_for_biases():
+def test_one_rule_for_not_applicable_and_one_for_by_construction():
     for criterion in ph.CHECKLIST:
         for mechanism in ph.MECHANISMS:
-            expected = not (criterion.key == "bounded" and mechanism == "bias on the logits")
+            expected = not (criterion.key == "bounded" and mechanism != "added to the input")
             assert ph.criterion_applies(criterion.key, mechanism) is expected
+    assert ph.BY_CONSTRUCTION == {"bias on the logits": {"linear_offset": ph.BY_CONSTRUCTION["bias on the logits"]["linear_offset"]}}
+    assert "j - i" in ph.BY_CONSTRUCTION["bias on the logits"]["linear_offset"]
 
 
 def test_checklist_grid_and_markdown_from_hand_made_scores():
@@ -182,8 +184,12 @@ def test_checklist_grid_and_markdown_from_hand_made_scores():
     assert lines[2] == "| *mechanism* | *added to the input* | *bias on the logits* |"
     assert lines[3] == "| Unique | yes | no |"
     assert lines[4] == "| Bounded | yes | n/a |"
-    assert lines[-1] == "| Offsets are a fixed map | no | yes |"
+    assert lines[-1] == "| Offsets are a fixed map | no | yes (by construction) |"
     assert "mechanism" not in ph.comparison_markdown(scores)
+    extra = ph.comparison_markdown(scores, extra_rows={"measured": {"y": "yes"}}).splitlines()[-1]
+    assert extra == "| measured | — | yes |"
+    with pytest.raises(TypeError, match="extra_rows"):
+        ph.comparison_markdown(scores, extra_rows={"measured": "yes"})
 
 
 # --------------------------------------------------------------------------- the offset head

@@ -104,8 +104,8 @@ def test_learned_table_fails_the_extrapolation_and_shift_checks():
     table = learned_position_table(512, 64)
     scores = ph.score_encoding(lambda p, n: learned_encoding(p, table), long_length=512)
     failed = [key for key, result in scores.items() if not result.passed]
-    assert failed == ["extrapolates", "linear_offset"]
-    assert "IndexError" in scores["extrapolates"].evidence and "512" in scores["extrapolates"].evidence
+    assert failed == ["defined_unseen", "linear_offset"]
+    assert "IndexError" in scores["defined_unseen"].evidence and "512" in scores["defined_unseen"].evidence
 
 
 # --------------------------------------------------------------------------- Shaw

@@ -236,7 +236,7 @@ def setup_cell_source(url: str, branch: str) -> str:
     if url:
         install = (
             '    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet",\n'
-            f'                    "posenc-helpers[widgets] @ git+{url}@{branch}"], check=True)'
+            f'                    "posenc-helpers[widgets,lab] @ git+{url}@{branch}"], check=True)'
         )
     else:
         install = (

@@ -26,6 +26,7 @@ from .learned import check_clipped_distances, check_t5_buckets
 from .long_context import check_first_interpolated_collision, check_rescaled_frequencies
 from .comparison import check_alibi_weight_factor, check_offset_keys
 
+from .lab import check_length_jumps, check_unseen_pairs
 __all__ = [
     "CheckFailed",
     "CheckResult",
@@ -52,4 +53,6 @@ __all__ = [
     "check_first_interpolated_collision",
     "check_offset_keys",
     "check_alibi_weight_factor",
+    "check_length_jumps",
+    "check_unseen_pairs",
 ]

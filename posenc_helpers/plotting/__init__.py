@@ -17,6 +17,7 @@ from .learned import plot_learned_table, plot_relative_matrix, plot_t5_buckets
 from .long_context import plot_angle_errors, plot_stretch_factors
 from .comparison import plot_checklist_grid, plot_head_weights
 
+from .lab import METHOD_STYLES, log_binned, plot_length_curves, plot_pair_norms, plot_position_losses
 __all__ = [
     "OKABE_ITO",
     "SEQUENTIAL_CMAP",
@@ -48,4 +49,9 @@ __all__ = [
     "plot_angle_errors",
     "plot_checklist_grid",
     "plot_head_weights",
+    "METHOD_STYLES",
+    "log_binned",
+    "plot_length_curves",
+    "plot_position_losses",
+    "plot_pair_norms",
 ]

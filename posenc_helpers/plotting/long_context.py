@@ -71,7 +71,7 @@ def plot_stretch_factors(
     References
     ----------
     .. [1] B. Peng, J. Quesnelle, H. Fan, E. Shippole, "YaRN: Efficient Context
-       Window Extension of Large Language Models", arXiv:2309.00071, 2023.
+       Window Extension of Large Language Models", ICLR 2024 (arXiv:2309.00071).
 
     Examples
     --------

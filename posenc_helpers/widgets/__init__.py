@@ -18,6 +18,7 @@ from .learned import T5BucketExplorer
 from .long_context import RopeScalingExplorer
 from .comparison import OffsetHeadExplorer
 
+from .lab import LengthExplorer
 __all__ = [
     "FigureExplorer",
     "WordOrderExplorer",
@@ -30,4 +31,5 @@ __all__ = [
     "T5BucketExplorer",
     "RopeScalingExplorer",
     "OffsetHeadExplorer",
+    "LengthExplorer",
 ]

@@ -1,0 +1,179 @@
+"""Checks for chapter 11: reading the lab's length curves, and which RoPE pairs meet new angles."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from .._validation import check_count, check_even_width
+from ..long_context import unseen_angle_pairs
+from ..rope import rope_frequencies
+from ._core import CheckFailed, CheckResult, is_placeholder, not_attempted, passed
+
+__all__ = ["check_length_jumps", "check_unseen_pairs"]
+
+
+def _curves(curves: Any) -> dict[tuple[str, int], np.ndarray]:
+    if not isinstance(curves, Mapping) or not curves:
+        raise TypeError("curves must be the chapter's non-empty dict {(method, seed): losses}")
+    out = {}
+    for key, values in curves.items():
+        if not (isinstance(key, tuple) and len(key) == 2):
+            raise TypeError(f"curves must be keyed by (method, seed) pairs, got the key {key!r}")
+        array = np.asarray(values, dtype=float)
+        if array.ndim != 1 or array.size < 2:
+            raise ValueError(f"curves[{key!r}] must hold the losses at two or more lengths")
+        out[key] = array
+    return out
+
+
+def check_length_jumps(jumps: Any, curves: Any) -> CheckResult:
+    """Check the worst rise of held-out loss from 1x to 2x the training length, per method.
+
+    The answer is a dict ``{method: rise}`` with, for every method in ``curves``,
+    the largest over its seeds of ``loss(2x) - loss(1x)`` in nats, where the
+    losses are the first two entries of each curve. Recognised mistakes: the
+    difference taken the other way round, the mean over seeds instead of the
+    worst, the longest length instead of 2x, methods missing or extra.
+
+    Parameters
+    ----------
+    jumps : dict or None
+        The student's answer (``None`` or ``...`` while not attempted).
+    curves : dict
+        ``{(method, seed): losses}`` as computed in the chapter, the first entry
+        of each at the training length and the second at twice it.
+
+    Returns
+    -------
+    CheckResult
+        Truthy if correct, falsy if not attempted; displays its message.
+
+    Raises
+    ------
+    CheckFailed
+        If the answer is wrong; the message names the method and the mistake,
+        never the expected number.
+    TypeError, ValueError
+        If ``curves`` is not of the form above.
+
+    Examples
+    --------
+    >>> curves = {("a", 0): [2.0, 2.5, 2.9], ("a", 1): [2.0, 2.3, 2.4], ("b", 0): [2.1, 2.1, 2.1]}
+    >>> check_length_jumps({"a": 0.5, "b": 0.0}, curves)
+    Correct: the worst rise from 1x to 2x for each of 2 methods.
+    >>> check_length_jumps(None, curves)
+    Not attempted yet.
+    Replace the placeholder with a dict {method: worst rise in nats from 1x to 2x}, then run the cell again.
+    """
+    curves = _curves(curves)
+    if is_placeholder(jumps):
+        return not_attempted("a dict {method: worst rise in nats from 1x to 2x}")
+    if not isinstance(jumps, Mapping):
+        raise CheckFailed(f"jumps should be a dict from method name to a number; got {type(jumps).__name__}.")
+    methods = list(dict.fromkeys(method for method, _ in curves))
+    missing = [m for m in methods if m not in jumps]
+    extra = [m for m in jumps if m not in methods]
+    if missing or extra:
+        raise CheckFailed(
+            "jumps should have exactly one entry per method in curves"
+            + (f"; missing: {missing}" if missing else "") + (f"; not a method: {extra}" if extra else "")
+        )
+    for method in methods:
+        try:
+            answer = float(jumps[method])
+        except (TypeError, ValueError):
+            raise CheckFailed(f"jumps[{method!r}] should be a number (nats).") from None
+        rises = np.array([c[1] - c[0] for (m, _), c in curves.items() if m == method])
+        expected = rises.max()
+        if np.isclose(answer, expected, rtol=0, atol=1e-9):
+            continue
+        if np.isclose(answer, -expected, rtol=0, atol=1e-9) and expected != 0:
+            hint = "it has the sign flipped: take the loss at 2x minus the loss at 1x."
+        elif np.isclose(answer, rises.mean(), rtol=0, atol=1e-9) and rises.size > 1:
+            hint = "it is the mean over the seeds; the exercise asks for the worst seed (the largest rise)."
+        elif any(np.isclose(answer, c[-1] - c[0], rtol=0, atol=1e-9)
+                 for (m, _), c in curves.items() if m == method):
+            hint = "it compares the longest length with 1x; the exercise asks for 2x (the second entry)."
+        else:
+            hint = "it is not the largest, over the seeds, of loss(2x) - loss(1x)."
+        raise CheckFailed(f"jumps[{method!r}] is not right: {hint}")
+    return passed(f"the worst rise from 1x to 2x for each of {len(methods)} methods.")
+
+
+def check_unseen_pairs(answer: Any, *, head_dim: int, train_len: int, length: int) -> CheckResult:
+    """Check which RoPE pairs reach angles at ``length`` that training at ``train_len`` never produced.
+
+    The answer is a boolean array with one entry per frequency pair
+    (``head_dim // 2`` entries, base 10000): True where the pair turns less than
+    once in ``train_len`` tokens and its largest angle at ``length``,
+    ``(length - 1) theta_i``, is beyond the largest trained, ``train_len theta_i``.
+    Recognised mistakes: one entry per feature instead of per pair, the mask
+    inverted, and flagging every pair that turns less than once in training
+    without comparing its reach at the new length.
+
+    Parameters
+    ----------
+    answer : array_like of bool or None
+        The student's mask (``None`` or ``...`` while not attempted).
+    head_dim : int
+        Width of one head, a positive even integer.
+    train_len : int
+        The training length, ``>= 1``.
+    length : int
+        The evaluation length, ``>= 1``.
+
+    Returns
+    -------
+    CheckResult
+        Truthy if correct, falsy if not attempted; displays its message.
+
+    Raises
+    ------
+    CheckFailed
+        If the mask is wrong; the message names the first pair that differs and
+        the mistake, never the expected mask.
+    TypeError, ValueError
+        If ``head_dim``, ``train_len`` or ``length`` is invalid.
+
+    References
+    ----------
+    .. [1] S. Chen et al., "Extending Context Window of Large Language Models via
+       Positional Interpolation", arXiv:2306.15595, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> theta = 10000.0 ** (-np.arange(2) / 2)   # head_dim 4: 1 and 0.01 rad per token
+    >>> check_unseen_pairs(np.array([False, True]), head_dim=4, train_len=64, length=256)
+    Correct: 1 of 2 pairs meet angles at 256 tokens that 64 tokens of training never showed.
+    """
+    head_dim = check_even_width(head_dim, "head_dim")
+    train_len = check_count(train_len, "train_len", minimum=1)
+    length = check_count(length, "length", minimum=1)
+    if is_placeholder(answer):
+        return not_attempted(f"a boolean array with one entry per frequency pair ({head_dim // 2} entries)")
+    mask = np.asarray(answer)
+    if mask.dtype != bool:
+        raise CheckFailed(f"the answer should be a boolean array (True/False per pair); got dtype {mask.dtype}.")
+    pairs = head_dim // 2
+    if mask.shape == (head_dim,):
+        raise CheckFailed(f"the answer has one entry per feature ({head_dim}); RoPE has one frequency per pair "
+                          f"of features, so {pairs} entries.")
+    if mask.shape != (pairs,):
+        raise CheckFailed(f"the answer should have shape ({pairs},), one entry per pair; got {mask.shape}.")
+    theta = rope_frequencies(head_dim)
+    expected = unseen_angle_pairs(theta, theta, train_len, length)
+    if np.array_equal(mask, expected):
+        return passed(f"{int(expected.sum())} of {pairs} pairs meet angles at {length} tokens that "
+                      f"{train_len} tokens of training never showed.")
+    if np.array_equal(mask, ~expected):
+        raise CheckFailed("every entry is the opposite: True should mark the pairs that meet new angles.")
+    slow = train_len * theta < 2 * np.pi
+    if np.array_equal(mask, slow) and not np.array_equal(slow, expected):
+        raise CheckFailed("the answer flags every pair that turns less than once in training; a pair whose largest "
+                          "angle at the new length is still inside its trained arc meets nothing new.")
+    first = int(np.flatnonzero(mask != expected)[0])
+    raise CheckFailed(f"pair {first} is wrong: compare its largest angle at {length} tokens with the largest angle "
+                      "training gave it, and remember that a pair that turned a full circle has seen every angle.")

@@ -1,0 +1,236 @@
+"""Evaluating lab models on held-out text at lengths up to and past their training length."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from .._validation import check_count, check_lengths
+from .corpus import stdlib_corpus, window_ends
+from .model import forward
+from .training import TrainedModel, hooks_for
+
+__all__ = ["length_curve", "position_losses", "offset_accuracy", "offset_attention", "rope_pair_norms"]
+
+#: Attention weights are held for at most this many (query, key) pairs per head at
+#: once; longer evaluations are split into chunks of windows.
+_PAIRS_PER_CHUNK = 2**23
+
+
+@partial(jax.jit, static_argnames="n_heads")
+def _token_losses(params, inputs, targets, hooks, n_heads):
+    logits = forward(params, inputs, hooks, n_heads)
+    return optax.softmax_cross_entropy_with_integer_labels(logits, targets)
+
+
+@partial(jax.jit, static_argnames="n_heads")
+def _predictions(params, inputs, hooks, n_heads):
+    return forward(params, inputs, hooks, n_heads).argmax(-1)
+
+
+@partial(jax.jit, static_argnames="n_heads")
+def _traced(params, inputs, hooks, n_heads):
+    return forward(params, inputs, hooks, n_heads, trace=True)
+
+
+def _check_model(model: object) -> TrainedModel:
+    if not isinstance(model, TrainedModel):
+        raise TypeError(f"model must be a TrainedModel (from posenc_helpers.lab.train), got {type(model).__name__}")
+    return model
+
+
+def _windows(model: TrainedModel, length: int, longest: int, count: int, seed: int):
+    """Inputs and targets ``(count, length)``: held-out text windows that end at the same
+    places for every length (text), or random symbols (offset task)."""
+    if model.task == "text":
+        text = stdlib_corpus().held_out
+        ends = window_ends(text, longest + 1, count, seed)
+        windows = text[ends[:, None] - length - 1 + np.arange(length + 1)[None, :]].astype(np.int32)
+        return windows[:, :-1], windows[:, 1:]
+    rng = np.random.default_rng(seed)
+    symbols = rng.integers(0, model.alphabet, size=(count, longest)).astype(np.int32)[:, -length:]
+    return symbols, np.roll(symbols, model.phi, axis=1)
+
+
+def _in_chunks(model: TrainedModel, function, inputs: np.ndarray, *extra: np.ndarray) -> np.ndarray:
+    """``function(params, inputs, *extra, hooks)`` over chunks of windows, concatenated.
+
+    A chunk holds at most ``_PAIRS_PER_CHUNK`` attention weights per head; the last
+    chunk is padded, so that each length compiles one shape.
+    """
+    count, length = inputs.shape
+    hooks = hooks_for(model, length)
+    chunk = max(1, min(count, _PAIRS_PER_CHUNK // (model.config.n_heads * length * length)))
+    parts = []
+    for start in range(0, count, chunk):
+        stop = min(count, start + chunk)
+        arrays = [a[start:stop] for a in (inputs, *extra)]
+        if stop - start < chunk:
+            arrays = [np.concatenate([a, a[: chunk - (stop - start)]]) for a in arrays]
+        out = function(model.params, *arrays, hooks, n_heads=model.config.n_heads)
+        parts.append(np.asarray(out)[: stop - start])
+    return np.concatenate(parts)
+
+
+def _per_token(model: TrainedModel, length: int, longest: int, count: int, seed: int) -> np.ndarray:
+    """Loss of every token of ``count`` windows of ``length``, shape ``(count, length)``."""
+    inputs, targets = _windows(model, length, longest, count, seed)
+    return _in_chunks(model, _token_losses, inputs, targets).astype(np.float64)
+
+
+def length_curve(model: TrainedModel, lengths, *, seed: int = 0, windows: int = 16) -> np.ndarray:
+    """Mean next-token loss (nats) on held-out data at each evaluation length.
+
+    Every length is scored on its windows' last ``model.train_len`` positions, so
+    that every length predicts the same bytes (the windows of all lengths end at the
+    same places in the held-out text) and only the context before them, and the
+    positions they sit at, change.
+
+    Parameters
+    ----------
+    model : TrainedModel
+        From :func:`~posenc_helpers.lab.train` (any task).
+    lengths : sequence of int
+        Evaluation lengths, each ``>= model.train_len`` and at most
+        ``model.config.max_positions``.
+    seed : int, optional
+        Chooses the held-out windows (text) or the random symbols (offset task).
+    windows : int, optional
+        Windows per length, default 16.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(len(lengths),)``, float64.
+
+    Examples
+    --------
+    >>> from posenc_helpers.lab import ModelConfig, train
+    >>> tiny = ModelConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, max_positions=64)
+    >>> model = train("alibi", train_len=8, steps=2, config=tiny, progress=False)
+    >>> length_curve(model, [8, 16, 32], windows=2).shape
+    (3,)
+    """
+    model = _check_model(model)
+    lengths = check_lengths(lengths, "lengths", minimum=model.train_len)
+    windows = check_count(windows, "windows", minimum=1)
+    seed = check_count(seed, "seed")
+    if max(lengths) > model.config.max_positions:
+        raise ValueError(f"lengths must be at most config.max_positions = {model.config.max_positions}")
+    longest = max(lengths)
+    scored = model.train_len
+    return np.array([_per_token(model, length, longest, windows, seed)[:, -scored:].mean() for length in lengths])
+
+
+def position_losses(model: TrainedModel, length: int, *, seed: int = 0, windows: int = 16) -> np.ndarray:
+    """Mean loss (nats) at every position ``0 .. length - 1`` of held-out windows of ``length``.
+    Examples
+    --------
+    >>> from posenc_helpers.lab import ModelConfig, train
+    >>> tiny = ModelConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, max_positions=64)
+    >>> model = train("alibi", train_len=8, steps=2, config=tiny, progress=False)
+    >>> position_losses(model, 16, windows=2).shape
+    (16,)
+    """
+    model = _check_model(model)
+    length = check_count(length, "length", minimum=2)
+    if length > model.config.max_positions:
+        raise ValueError(f"length must be at most config.max_positions = {model.config.max_positions}")
+    return _per_token(model, length, length, check_count(windows, "windows", minimum=1),
+                      check_count(seed, "seed")).mean(axis=0)
+
+
+def offset_accuracy(model: TrainedModel, lengths, *, seed: int = 0, windows: int = 16) -> np.ndarray:
+    """For an ``task="offset"`` model: the fraction of the last ``train_len`` positions at which
+    the most likely output is the symbol ``phi`` positions back, at each length.
+    Examples
+    --------
+    >>> from posenc_helpers.lab import ModelConfig, train
+    >>> tiny = ModelConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, max_positions=64)
+    >>> model = train("rope", task="offset", train_len=8, steps=2, config=tiny, progress=False)
+    >>> offset_accuracy(model, [8, 16], windows=2).shape
+    (2,)
+    """
+    model = _check_model(model)
+    if model.task != "offset":
+        raise ValueError("offset_accuracy needs a model trained with task='offset'")
+    lengths = check_lengths(lengths, "lengths", minimum=model.train_len)
+    windows = check_count(windows, "windows", minimum=1)
+    seed = check_count(seed, "seed")
+    if max(lengths) > model.config.max_positions:
+        raise ValueError(f"lengths must be at most config.max_positions = {model.config.max_positions}")
+    longest = max(lengths)
+    out = []
+    for length in lengths:
+        inputs, targets = _windows(model, length, longest, windows, seed)
+        right = _in_chunks(model, _predictions, inputs) == targets
+        scored = right[:, -model.train_len:]
+        if length == model.train_len:  # the first phi positions have nothing phi back
+            scored = scored[:, model.phi:]
+        out.append(scored.mean())
+    return np.array(out)
+
+
+def offset_attention(model: TrainedModel, length: int, *, seed: int = 0, windows: int = 8) -> np.ndarray:
+    """For an ``task="offset"`` model: the attention weight each query ``i >= phi`` puts on the
+    key ``i - phi``, in the head that puts the most on it (mean over windows), shape ``(length,)``
+    (``nan`` for ``i < phi``).
+    Examples
+    --------
+    >>> from posenc_helpers.lab import ModelConfig, train
+    >>> tiny = ModelConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, max_positions=64)
+    >>> model = train("rope", task="offset", train_len=8, steps=2, config=tiny, progress=False)
+    >>> offset_attention(model, 16, windows=2).shape
+    (16,)
+    """
+    model = _check_model(model)
+    if model.task != "offset":
+        raise ValueError("offset_attention needs a model trained with task='offset'")
+    length = check_count(length, "length", minimum=model.phi + 1)
+    inputs, _ = _windows(model, length, length, windows, seed)
+    _, traced = _traced(model.params, inputs, hooks_for(model, length), n_heads=model.config.n_heads)
+    attention = np.asarray(traced[0]["attention"]).mean(axis=0)        # (heads, L, L)
+    queries = np.arange(model.phi, length)
+    on_target = attention[:, queries, queries - model.phi]              # (heads, L - phi)
+    best = on_target[:, : model.train_len].mean(axis=1).argmax()         # the head that does the job
+    out = np.full(length, np.nan)
+    out[queries] = on_target[best]
+    return out
+
+
+def rope_pair_norms(model: TrainedModel, *, seed: int = 0, windows: int = 16) -> dict[str, np.ndarray]:
+    """Mean norm of each RoPE frequency pair of the queries and keys, on held-out text.
+
+    Returns ``{"q": ..., "k": ...}``, each of shape ``(n_layers, n_heads, head_dim // 2)``:
+    the mean over tokens of ``sqrt(x[2i]**2 + x[2i+1]**2)`` (the rotation does not change
+    it). A pair with a small norm contributes little to any score, whatever its angle.
+
+    References
+    ----------
+    .. [1] F. Barbero, A. Vitvitskyi, C. Perivolaropoulos, R. Pascanu, P. Veličković,
+       "Round and Round We Go! What makes Rotary Positional Encodings useful?",
+       arXiv:2410.06205, 2024 (ICLR 2025).
+
+    Examples
+    --------
+    >>> from posenc_helpers.lab import ModelConfig, train
+    >>> tiny = ModelConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, max_positions=64)
+    >>> model = train("rope", train_len=8, steps=2, config=tiny, progress=False)
+    >>> rope_pair_norms(model, windows=2)["q"].shape
+    (1, 2, 4)
+    """
+    model = _check_model(model)
+    length = model.train_len
+    inputs, _ = _windows(model, length, length, check_count(windows, "windows", minimum=1),
+                         check_count(seed, "seed"))
+    _, traced = _traced(model.params, inputs, hooks_for(model, length), n_heads=model.config.n_heads)
+    norms = {}
+    for name in ("q", "k"):
+        stacked = np.stack([np.asarray(layer[name]) for layer in traced])  # (layers, batch, heads, L, dh)
+        pairs = np.sqrt(stacked[..., 0::2] ** 2 + stacked[..., 1::2] ** 2)
+        norms[name] = pairs.mean(axis=(1, 3))
+    return norms

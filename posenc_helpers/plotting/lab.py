@@ -1,0 +1,281 @@
+"""Figures for chapter 11: what trained models do at and past their training length.
+
+These take plain numpy arrays (the lab's measurements), so they import neither JAX
+nor the lab.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.axes import Axes
+
+from ._style import OKABE_ITO
+
+__all__ = ["METHOD_STYLES", "log_binned", "plot_length_curves", "plot_position_losses", "plot_pair_norms"]
+
+#: Colour, line style and marker of each lab method: told apart by colour and by shape.
+METHOD_STYLES: dict[str, dict[str, object]] = {
+    "nope": {"color": "#555555", "linestyle": ":", "marker": "x"},
+    "sinusoidal": {"color": OKABE_ITO[0], "linestyle": "-", "marker": "o"},
+    "learned": {"color": OKABE_ITO[4], "linestyle": "--", "marker": "s"},
+    "t5": {"color": OKABE_ITO[1], "linestyle": "-.", "marker": "^"},
+    "rope": {"color": OKABE_ITO[3], "linestyle": "-", "marker": "D"},
+    "alibi": {"color": OKABE_ITO[2], "linestyle": "--", "marker": "v"},
+}
+_LABELS = {"nope": "NoPE", "sinusoidal": "sinusoidal", "learned": "learned", "t5": "T5 bias",
+           "rope": "RoPE", "alibi": "ALiBi"}
+
+
+def _style(name: str) -> dict[str, object]:
+    return METHOD_STYLES.get(name, {"color": "0.3", "linestyle": "-", "marker": "."})
+
+
+def _label(name: str) -> str:
+    return _LABELS.get(name, name)
+
+
+def _as_curve(values: object, name: str, size: int | None = None) -> np.ndarray:
+    try:
+        array = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be an array of real numbers") from None
+    if array.ndim != 1 or (size is not None and array.size != size):
+        want = f"{size} values" if size is not None else "a 1-D array"
+        raise ValueError(f"{name} must be {want}, got shape {array.shape}")
+    return array
+
+
+def log_binned(values: np.ndarray, bins_per_octave: int = 4) -> tuple[np.ndarray, np.ndarray]:
+    """Means of ``values[1:]`` over position bins of equal width on a log scale.
+
+    Bin edges are the distinct integers ``round(2**(k / bins_per_octave))``, so the
+    first bins are single positions and later ones grow with the position, which
+    averages away the noise of long windows without blurring the first tokens.
+    Position 0 (no context at all) is left out: it has no place on a log axis.
+
+    Returns ``(centres, means)``: the geometric middle of each bin and the mean there.
+
+    Examples
+    --------
+    >>> centres, means = log_binned(np.arange(9.0), bins_per_octave=1)
+    >>> centres.round(2).tolist(), means.tolist()
+    ([1.0, 2.45, 5.29, 8.0], [1.0, 2.5, 5.5, 8.0])
+    """
+    values = np.asarray(values, dtype=float)
+    if values.ndim != 1 or values.size < 2:
+        raise ValueError(f"values must be a 1-D array of at least 2 numbers, got shape {values.shape}")
+    if isinstance(bins_per_octave, bool) or not isinstance(bins_per_octave, (int, np.integer)) or bins_per_octave < 1:
+        raise ValueError(f"bins_per_octave must be an integer >= 1, got {bins_per_octave!r}")
+    count = int(np.ceil(np.log2(values.size) * bins_per_octave))
+    edges = np.unique(np.round(2.0 ** (np.arange(count + 1) / bins_per_octave)).astype(int))
+    edges = np.append(edges[edges < values.size], values.size)
+    starts, stops = edges[:-1], edges[1:]
+    centres = np.sqrt(starts * (stops - 1.0))
+    means = np.array([values[a:b].mean() for a, b in zip(starts, stops)])
+    return centres, means
+
+
+def plot_length_curves(
+    curves: Mapping[tuple[str, int], np.ndarray],
+    lengths: np.ndarray,
+    train_len: int,
+    *,
+    ax: Axes | None = None,
+    title: str | None = None,
+    legend_loc: str = "upper left",
+) -> Axes:
+    """Held-out loss against evaluation length, one line per (method, seed).
+
+    Each method has its colour, line style and marker (:data:`METHOD_STYLES`);
+    the first seed of a method is drawn solid and labelled, later seeds faint.
+    The x axis is logarithmic, with the training length marked.
+
+    Parameters
+    ----------
+    curves : mapping of (str, int) to array_like
+        ``(method, seed)`` to losses (nats) at ``lengths``.
+    lengths : array_like
+        Evaluation lengths (tokens), increasing.
+    train_len : int
+        The training length, drawn as a vertical line.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure is made if omitted.
+    title : str, optional
+        Axes title.
+    legend_loc : str, optional
+        Where the legend goes (any matplotlib ``loc``), default ``"upper left"``.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Raises
+    ------
+    TypeError, ValueError
+        If a curve is not a 1-D array of ``len(lengths)`` numbers or ``curves`` is empty.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> curves = {("alibi", 0): np.array([2.3, 2.3, 2.3]), ("sinusoidal", 0): np.array([2.3, 2.9, 3.0])}
+    >>> ax = plot_length_curves(curves, np.array([64, 128, 256]), 64, title="test")
+    >>> [line.get_label() for line in ax.lines if not line.get_label().startswith("_")]
+    ['ALiBi', 'sinusoidal', 'training length']
+    >>> plt.close("all")
+    """
+    lengths = _as_curve(lengths, "lengths")
+    if not curves:
+        raise ValueError("curves must hold at least one (method, seed) curve")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7.0, 4.0), constrained_layout=True)
+    seen: set[str] = set()
+    for (method, seed), values in curves.items():
+        values = _as_curve(values, f"curves[{(method, seed)!r}]", lengths.size)
+        first = method not in seen
+        seen.add(method)
+        ax.plot(lengths, values, **_style(method), alpha=1.0 if first else 0.45,
+                linewidth=1.8 if first else 1.0, markersize=5 if first else 3,
+                label=_label(method) if first else f"_{method} seed {seed}")
+    ax.axvline(train_len, color="0.4", linewidth=1.0, linestyle=(0, (1, 2)), label="training length")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(lengths, [f"{int(length)}" for length in lengths])
+    ax.set_xlabel("evaluation length (tokens, log scale)")
+    ax.set_ylabel("held-out loss (nats per byte)")
+    if title:
+        ax.set_title(title)
+    ax.legend(fontsize=8, loc=legend_loc, ncol=2)
+    return ax
+
+
+def plot_position_losses(
+    losses: Mapping[str, np.ndarray],
+    train_len: int,
+    *,
+    bins_per_octave: int = 4,
+    ax: Axes | None = None,
+    title: str | None = None,
+) -> Axes:
+    """Loss at each position of long windows, one line per method, averaged in log-spaced bins.
+
+    Parameters
+    ----------
+    losses : mapping of str to array_like
+        Method to the mean loss (nats) at positions ``0 .. n - 1``.
+    train_len : int
+        The training length, drawn as a vertical line.
+    bins_per_octave : int, optional
+        Resolution of the averaging (:func:`log_binned`), default 4.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure is made if omitted.
+    title : str, optional
+        Axes title.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Raises
+    ------
+    TypeError, ValueError
+        If a curve is not a 1-D array of at least 2 numbers, ``losses`` is empty
+        or ``bins_per_octave < 1``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ax = plot_position_losses({"rope": np.linspace(2, 3, 256)}, 64, title="test")
+    >>> len(ax.lines), ax.get_xscale()
+    (2, 'log')
+    >>> plt.close("all")
+    """
+    if not losses:
+        raise ValueError("losses must hold at least one method")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7.0, 4.0), constrained_layout=True)
+    longest = 2
+    for method, values in losses.items():
+        values = _as_curve(values, f"losses[{method!r}]")
+        centres, means = log_binned(values, bins_per_octave)
+        longest = max(longest, values.size)
+        style = {key: value for key, value in _style(method).items() if key != "marker"}
+        ax.plot(centres, means, **style, linewidth=1.6, label=_label(method))
+    ax.axvline(train_len, color="0.4", linewidth=1.0, linestyle=(0, (1, 2)), label="training length")
+    _log2_axis(ax, longest)
+    ax.set_xlabel("position in the window (tokens, log scale)")
+    ax.set_ylabel("loss (nats per byte)")
+    if title:
+        ax.set_title(title)
+    ax.legend(fontsize=8, loc="upper left", ncol=2)
+    return ax
+
+
+def _log2_axis(ax: Axes, longest: int) -> None:
+    """A log x axis from 1 to ``longest`` with ticks at the powers of two, written out."""
+    ax.set_xscale("log", base=2)
+    ticks = 2 ** np.arange(0, int(np.log2(longest)) + 1)
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    ax.set_xlim(0.9, longest * 1.05)
+
+
+def plot_pair_norms(
+    norms: Mapping[str, np.ndarray],
+    wavelengths: np.ndarray,
+    train_len: int,
+    *,
+    ax: Axes | None = None,
+    title: str | None = None,
+) -> Axes:
+    """Mean norm of each RoPE pair against its wavelength, one line per series.
+
+    Parameters
+    ----------
+    norms : mapping of str to array_like
+        Label (e.g. ``"layer 2, keys"``) to one mean norm per pair.
+    wavelengths : array_like
+        Wavelength ``2 pi / theta_i`` of each pair (tokens), increasing.
+    train_len : int
+        The training length, drawn as a vertical line.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure is made if omitted.
+    title : str, optional
+        Axes title.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Raises
+    ------
+    TypeError, ValueError
+        If a series is not a 1-D array with one number per pair, or ``norms`` is empty.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ax = plot_pair_norms({"keys": np.array([3.0, 2.0, 1.0])}, np.array([6.3, 63.0, 630.0]), 64, title="t")
+    >>> ax.get_xscale()
+    'log'
+    >>> plt.close("all")
+    """
+    wavelengths = _as_curve(wavelengths, "wavelengths")
+    if not norms:
+        raise ValueError("norms must hold at least one series")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7.0, 4.0), constrained_layout=True)
+    markers = ("o", "s", "^", "D", "v", "x")
+    styles = ("-", "--", "-.", ":")
+    for index, (label, values) in enumerate(norms.items()):
+        values = _as_curve(values, f"norms[{label!r}]", wavelengths.size)
+        ax.plot(wavelengths, values, color=OKABE_ITO[index % len(OKABE_ITO)],
+                linestyle=styles[index % len(styles)], marker=markers[index % len(markers)], label=label)
+    ax.axvline(train_len, color="0.4", linewidth=1.0, linestyle=(0, (1, 2)), label="training length")
+    ax.set_xscale("log")
+    ax.set_xlabel("wavelength of the pair (tokens, log scale)")
+    ax.set_ylabel("mean norm of the pair")
+    if title:
+        ax.set_title(title)
+    ax.legend(fontsize=8)
+    return ax
