@@ -38,16 +38,15 @@ import json
 import math
 import os
 import platform
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import tracemalloc
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -57,8 +56,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 BUDGETS = {
     "chapter_seconds": 20.0,
     "chapter_mib": 500.0,
-    "all_chapters_seconds": 90.0,     # chapters 01-10
-    "lab_chapter_seconds": 150.0,     # chapter 11, the training lab
+    "all_chapters_seconds": 90.0,  # chapters 01-10
+    "lab_chapter_seconds": 150.0,  # chapter 11, the training lab
     "lab_chapter_mib": 1536.0,
     "lab_model_seconds": 20.0,
     "helper_ratio": 1.3,
@@ -133,8 +132,15 @@ def bench_chapters() -> list[Row]:
         if not lab:
             total += seconds
             classic += 1
-    rows.append(Row("chapters", f"the {classic} chapters without training: run time", total, "s",
-                    BUDGETS["all_chapters_seconds"]))
+    rows.append(
+        Row(
+            "chapters",
+            f"the {classic} chapters without training: run time",
+            total,
+            "s",
+            BUDGETS["all_chapters_seconds"],
+        )
+    )
     return rows
 
 
@@ -234,10 +240,28 @@ def bench_helpers() -> list[Row]:
         loop_s = _median_time(loop, 2) * scale
         rows += [
             Row("helpers", f"{name}: time", helper_s * 1e3, "ms", None),
-            Row("helpers", f"{name}: ÷ bare-numpy bound ({bare_s * 1e3:.0f} ms)", helper_s / bare_s, "×", BUDGETS["helper_ratio"]),
-            Row("helpers", f"{name}: speed-up over Python loop ({loop_s:.1f} s)", loop_s / helper_s, "×",
-                BUDGETS["loop_speedup"], higher_is_better=True),
-            Row("helpers", f"{name}: peak temporary ÷ output size", _peak_temporary(helper), "×", BUDGETS["temporary_memory"]),
+            Row(
+                "helpers",
+                f"{name}: ÷ bare-numpy bound ({bare_s * 1e3:.0f} ms)",
+                helper_s / bare_s,
+                "×",
+                BUDGETS["helper_ratio"],
+            ),
+            Row(
+                "helpers",
+                f"{name}: speed-up over Python loop ({loop_s:.1f} s)",
+                loop_s / helper_s,
+                "×",
+                BUDGETS["loop_speedup"],
+                higher_is_better=True,
+            ),
+            Row(
+                "helpers",
+                f"{name}: peak temporary ÷ output size",
+                _peak_temporary(helper),
+                "×",
+                BUDGETS["temporary_memory"],
+            ),
         ]
     return rows
 
@@ -248,9 +272,11 @@ def explorer_classes() -> list[type]:
     import posenc_helpers.widgets as widgets
 
     return [
-        obj for name in widgets.__all__
+        obj
+        for name in widgets.__all__
         if isinstance(obj := getattr(widgets, name), type)
-        and issubclass(obj, widgets.FigureExplorer) and obj is not widgets.FigureExplorer
+        and issubclass(obj, widgets.FigureExplorer)
+        and obj is not widgets.FigureExplorer
     ]
 
 
@@ -270,10 +296,24 @@ def bench_explorers() -> list[Row]:
     rows = []
     for cls in explorer_classes():
         samples = explorer_latencies(cls)
-        rows.append(Row("explorers", f"{cls.__name__}: median update", statistics.median(samples) * 1e3, "ms",
-                        BUDGETS["widget_median_ms"]))
-        rows.append(Row("explorers", f"{cls.__name__}: worst of {len(samples)}", max(samples) * 1e3, "ms",
-                        BUDGETS["widget_worst_ms"]))
+        rows.append(
+            Row(
+                "explorers",
+                f"{cls.__name__}: median update",
+                statistics.median(samples) * 1e3,
+                "ms",
+                BUDGETS["widget_median_ms"],
+            )
+        )
+        rows.append(
+            Row(
+                "explorers",
+                f"{cls.__name__}: worst of {len(samples)}",
+                max(samples) * 1e3,
+                "ms",
+                BUDGETS["widget_worst_ms"],
+            )
+        )
     return rows
 
 
@@ -293,14 +333,22 @@ def bench_lab() -> list[Row]:
     from posenc_helpers.lab import METHODS, PROTOCOL, ModelConfig, train, train_step_flops
 
     p = PROTOCOL
-    settings = dict(train_len=p.train_len, steps=p.steps, batch_size=p.batch_size,
-                    learning_rate=p.learning_rate, progress=False)
+    settings = dict(
+        train_len=p.train_len, steps=p.steps, batch_size=p.batch_size, learning_rate=p.learning_rate, progress=False
+    )
     train("rope", **(settings | {"steps": 2}))  # compile once, as the chapter's first model does
     rows, rates = [], []
     for method in METHODS:
         model = train(method, **settings)
-        rows.append(Row("lab", f"train one {method} model ({p.steps} steps of {p.batch_size} x {p.train_len})",
-                        model.seconds, "s", BUDGETS["lab_model_seconds"]))
+        rows.append(
+            Row(
+                "lab",
+                f"train one {method} model ({p.steps} steps of {p.batch_size} x {p.train_len})",
+                model.seconds,
+                "s",
+                BUDGETS["lab_model_seconds"],
+            )
+        )
         rates.append(p.steps / model.seconds)
     steps_per_second = statistics.median(rates)
     achieved = train_step_flops(ModelConfig(), p.batch_size, p.train_len) * steps_per_second / 1e9
@@ -320,8 +368,15 @@ def bench_lab_pattern() -> list[Row]:
 
     rows = []
     for train_len, seed in ((32, 2), (128, 3)):
-        models = train_many(METHODS, [seed], train_len=train_len, steps=PROTOCOL.steps,
-                            batch_size=PROTOCOL.batch_size, learning_rate=PROTOCOL.learning_rate, progress=False)
+        models = train_many(
+            METHODS,
+            [seed],
+            train_len=train_len,
+            steps=PROTOCOL.steps,
+            batch_size=PROTOCOL.batch_size,
+            learning_rate=PROTOCOL.learning_rate,
+            progress=False,
+        )
         lengths = [m * train_len for m in (1, 2, 4, 8)] + ([16 * train_len] if train_len <= 64 else [])
         curves = {method: c for (method, _), c in length_curves(models, lengths).items()}
         rise = {m: c - c[0] for m, c in curves.items()}
@@ -330,13 +385,23 @@ def bench_lab_pattern() -> list[Row]:
             "sinusoidal worse by > 0.3 nats at 2x": rise["sinusoidal"][1] > 0.3,
             "learned worse by > 0.1 nats at 2x": rise["learned"][1] > 0.1,
             "RoPE: less at 2x than sinusoidal, > 0.4 nats worse at 4x": (
-                rise["rope"][1] < rise["sinusoidal"][1] and rise["rope"][2] > 0.4),
+                rise["rope"][1] < rise["sinusoidal"][1] and rise["rope"][2] > 0.4
+            ),
             "NoPE at the longest: worse than ALiBi, better than sinusoidal and RoPE": (
-                curves["alibi"][-1] < curves["nope"][-1] < min(curves["sinusoidal"][-1], curves["rope"][-1])),
+                curves["alibi"][-1] < curves["nope"][-1] < min(curves["sinusoidal"][-1], curves["rope"][-1])
+            ),
         }
         for claim, holds in claims.items():
-            rows.append(Row("lab-pattern", f"L = {train_len}, seed {seed}: {claim}", float(holds), "", 1.0,
-                            higher_is_better=True))
+            rows.append(
+                Row(
+                    "lab-pattern",
+                    f"L = {train_len}, seed {seed}: {claim}",
+                    float(holds),
+                    "",
+                    1.0,
+                    higher_is_better=True,
+                )
+            )
     return rows
 
 
@@ -350,7 +415,9 @@ def machine() -> dict[str, object]:
     cpu = platform.processor()
     cpuinfo = Path("/proc/cpuinfo")
     if cpuinfo.exists():
-        names = [line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines() if line.startswith("model name")]
+        names = [
+            line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines() if line.startswith("model name")
+        ]
         cpu = names[0] if names else cpu
     return {
         "cpu": cpu,
@@ -364,9 +431,12 @@ def machine() -> dict[str, object]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--skip", default=None,
-                        help=f"comma-separated sections to skip, from {', '.join(SECTIONS)} "
-                             f"(default: {', '.join(sorted(DEFAULT_SKIP))})")
+    parser.add_argument(
+        "--skip",
+        default=None,
+        help=f"comma-separated sections to skip, from {', '.join(SECTIONS)} "
+        f"(default: {', '.join(sorted(DEFAULT_SKIP))})",
+    )
     parser.add_argument("--only", default="", help="comma-separated sections to run, nothing else")
     parser.add_argument("--json", type=Path, default=ROOT / "_build" / "bench.json", help="where to write the table")
     args = parser.parse_args(argv)
@@ -380,8 +450,14 @@ def main(argv: list[str] | None = None) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
-    runners = {"chapters": bench_chapters, "book": bench_book, "helpers": bench_helpers, "explorers": bench_explorers,
-               "lab": bench_lab, "lab-pattern": bench_lab_pattern}
+    runners = {
+        "chapters": bench_chapters,
+        "book": bench_book,
+        "helpers": bench_helpers,
+        "explorers": bench_explorers,
+        "lab": bench_lab,
+        "lab-pattern": bench_lab_pattern,
+    }
     info = machine()
     print("Machine: " + ", ".join(f"{k} {v}" for k, v in info.items()))
     rows: list[Row] = []
@@ -397,10 +473,19 @@ def main(argv: list[str] | None = None) -> int:
     failed = [row for row in rows if row.ok is False]
     print(f"\n{len(rows)} figures, {sum(r.ok is not None for r in rows)} with a budget, {len(failed)} over budget")
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(
-        {"machine": info, "budgets": BUDGETS, "rows": [asdict(r) | {"ok": r.ok} for r in rows],
-         "all_within_budget": not failed},
-        indent=2, ensure_ascii=False) + "\n")
+    args.json.write_text(
+        json.dumps(
+            {
+                "machine": info,
+                "budgets": BUDGETS,
+                "rows": [asdict(r) | {"ok": r.ok} for r in rows],
+                "all_within_budget": not failed,
+            },
+            indent=2,
+            ensure_ascii=False,
+        )
+        + "\n"
+    )
     print(f"written to {args.json.relative_to(ROOT) if args.json.is_relative_to(ROOT) else args.json}")
     return 1 if failed else 0
 

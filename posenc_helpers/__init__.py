@@ -25,18 +25,33 @@ module                          idea
 ==============================  ==========================================
 """
 
-from .alibi import alibi_bias, alibi_slopes
-from .alibi import alibi_bias_shifted
+from .alibi import alibi_bias, alibi_bias_shifted, alibi_slopes
 from .attention import scaled_dot_product_attention, softmax
-from .collisions import collision_scan
 from .checklist import CHECKLIST, checklist_markdown, score_encoding
-from .comparison import BY_CONSTRUCTION, MECHANISMS, NOT_APPLICABLE, checklist_grid, comparison_markdown, criterion_applies, method_encoders, offset_head_profile, offset_head_weights, offset_score
-from .long_context import scaled_rope_frequencies
-from .long_context import unseen_angle_pairs
+from .collisions import collision_scan
+from .comparison import (
+    BY_CONSTRUCTION,
+    MECHANISMS,
+    NOT_APPLICABLE,
+    checklist_grid,
+    comparison_markdown,
+    criterion_applies,
+    method_encoders,
+    offset_head_profile,
+    offset_head_weights,
+    offset_score,
+)
+from .learned import (
+    clipped_relative_positions,
+    learned_encoding,
+    learned_position_table,
+    shaw_attention_logits,
+    shaw_relative_index,
+)
+from .long_context import scaled_rope_frequencies, unseen_angle_pairs
 from .metrics import linear_shift_fit, min_pairwise_distance
 from .positions import integer_positions, normalized_positions
 from .precision import angle_errors, colliding_positions, rope_angles, round_to_bfloat16, round_to_precision
-from .learned import clipped_relative_positions, learned_encoding, learned_position_table, shaw_attention_logits, shaw_relative_index
 from .relative import t5_relative_bucket
 from .rope import apply_rope, rope_frequencies
 from .rope_analysis import rope_decay_bound, rope_layout_permutation, rope_rotation_matrix

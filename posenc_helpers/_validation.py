@@ -9,7 +9,8 @@ this file.
 from __future__ import annotations
 
 import numbers
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -31,9 +32,7 @@ def check_count(value: Any, name: str, *, minimum: int = 0) -> int:
     strings are not.
     """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(
-            f"{name} must be an integer >= {minimum}, got {_describe(value)}"
-        )
+        raise TypeError(f"{name} must be an integer >= {minimum}, got {_describe(value)}")
     value = int(value)
     if value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
@@ -43,9 +42,7 @@ def check_count(value: Any, name: str, *, minimum: int = 0) -> int:
 def check_lengths(values: Any, name: str = "lengths", *, minimum: int = 2) -> list[int]:
     """Return a non-empty sequence of whole numbers ``>= minimum`` as a list of ints."""
     if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray, range)):
-        raise TypeError(
-            f"{name} must be a sequence of integers >= {minimum}, got {type(values).__name__}"
-        )
+        raise TypeError(f"{name} must be a sequence of integers >= {minimum}, got {type(values).__name__}")
     items = list(values)
     if not items:
         raise ValueError(f"{name} must hold at least one length")
@@ -53,18 +50,14 @@ def check_lengths(values: Any, name: str = "lengths", *, minimum: int = 2) -> li
         if isinstance(item, (bool, np.bool_)) or not isinstance(item, numbers.Integral):
             raise TypeError(f"{name} must hold integers >= {minimum}, got {item!r}")
         if item < minimum:
-            raise ValueError(
-                f"{name} must hold integers >= {minimum} (a step needs two tokens), got {item}"
-            )
+            raise ValueError(f"{name} must hold integers >= {minimum} (a step needs two tokens), got {item}")
     return [int(item) for item in items]
 
 
 def check_even_width(value: Any, name: str) -> int:
     """Return ``value`` as a Python int if it is a positive even integer."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(
-            f"{name} must be a positive even integer, got {_describe(value)}"
-        )
+        raise TypeError(f"{name} must be a positive even integer, got {_describe(value)}")
     value = int(value)
     if value <= 0 or value % 2:
         raise ValueError(f"{name} must be a positive even integer, got {value}")
@@ -74,9 +67,7 @@ def check_even_width(value: Any, name: str) -> int:
 def check_positive_real(value: Any, name: str) -> float:
     """Return ``value`` as a float if it is a finite real number > 0."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(
-            f"{name} must be a finite real number > 0, got {_describe(value)}"
-        )
+        raise TypeError(f"{name} must be a finite real number > 0, got {_describe(value)}")
     value = float(value)
     if not np.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be a finite real number > 0, got {value!r}")
@@ -111,15 +102,10 @@ def as_real_array(value: Any, name: str) -> np.ndarray:
         array = np.asarray(value)
     except (TypeError, ValueError) as exc:  # ragged nested lists, for instance
         raise ValueError(f"{name} must be an array of real numbers: {exc}") from None
-    if array.dtype == object or not (
-        np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)
-    ):
+    if array.dtype == object or not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)):
         if array.dtype == bool:
             raise TypeError(f"{name} must hold real numbers, not booleans")
-        raise TypeError(
-            f"{name} must hold real numbers (integer or floating dtype), "
-            f"got dtype {array.dtype}"
-        )
+        raise TypeError(f"{name} must hold real numbers (integer or floating dtype), got dtype {array.dtype}")
     return array
 
 
@@ -127,9 +113,7 @@ def check_finite(array: np.ndarray, name: str) -> None:
     """Raise ``ValueError`` if ``array`` holds NaN or infinity."""
     if array.size and not np.all(np.isfinite(array)):
         bad = int(np.flatnonzero(~np.isfinite(array))[0])
-        raise ValueError(
-            f"{name} must be finite; entry {bad} (flat index) is {array.ravel()[bad]!r}"
-        )
+        raise ValueError(f"{name} must be finite; entry {bad} (flat index) is {array.ravel()[bad]!r}")
 
 
 def as_positions(positions: Any, name: str = "positions") -> np.ndarray:
@@ -143,8 +127,7 @@ def as_positions(positions: Any, name: str = "positions") -> np.ndarray:
         return np.arange(count, dtype=np.float64)
     if isinstance(positions, (bool, np.bool_)):
         raise TypeError(
-            f"{name} must be a count (int >= 0) or a 1-D array-like of real numbers, "
-            f"got {_describe(positions)}"
+            f"{name} must be a count (int >= 0) or a 1-D array-like of real numbers, got {_describe(positions)}"
         )
     if isinstance(positions, numbers.Real):
         raise TypeError(
@@ -153,9 +136,7 @@ def as_positions(positions: Any, name: str = "positions") -> np.ndarray:
         )
     array = as_real_array(positions, name)
     if array.ndim != 1:
-        raise ValueError(
-            f"{name} must be 1-D (one position per token), got an array of shape {array.shape}"
-        )
+        raise ValueError(f"{name} must be 1-D (one position per token), got an array of shape {array.shape}")
     array = array.astype(np.float64)
     check_finite(array, name)
     return array
@@ -167,11 +148,8 @@ def check_dtype_floating(dtype: Any, name: str = "dtype") -> np.dtype:
         resolved = np.dtype(dtype)
     except TypeError:
         raise TypeError(
-            f"{name} must be a numpy floating dtype such as np.float32 or np.float64, "
-            f"got {_describe(dtype)}"
+            f"{name} must be a numpy floating dtype such as np.float32 or np.float64, got {_describe(dtype)}"
         ) from None
     if not np.issubdtype(resolved, np.floating):
-        raise ValueError(
-            f"{name} must be a real floating dtype (float16, float32, float64), got {resolved}"
-        )
+        raise ValueError(f"{name} must be a real floating dtype (float16, float32, float64), got {resolved}")
     return resolved

@@ -59,8 +59,7 @@ def softmax(x: ArrayLike, axis: int = -1) -> np.ndarray:
         raise TypeError(f"axis must be an integer, got {_describe(axis)}")
     if not -logits.ndim <= axis < logits.ndim:
         raise ValueError(
-            f"axis must be in [{-logits.ndim}, {logits.ndim - 1}] for an array of "
-            f"{logits.ndim} dimensions, got {axis}"
+            f"axis must be in [{-logits.ndim}, {logits.ndim - 1}] for an array of {logits.ndim} dimensions, got {axis}"
         )
     if np.isnan(logits).any() or np.isposinf(logits).any():
         raise ValueError("x must not contain NaN or +inf (use -inf to mask an entry)")
@@ -132,20 +131,15 @@ def scaled_dot_product_attention(
         array = as_real_array(value, name).astype(np.float64)
         if array.ndim < 2:
             raise ValueError(
-                f"{name} must have shape (..., rows, features) with at least 2 "
-                f"dimensions, got shape {array.shape}"
+                f"{name} must have shape (..., rows, features) with at least 2 dimensions, got shape {array.shape}"
             )
         arrays[name] = array
     q_, k_, v_ = arrays["q"], arrays["k"], arrays["v"]
     if q_.shape[-1] != k_.shape[-1]:
-        raise ValueError(
-            f"q and k must have the same feature width (last axis), got "
-            f"{q_.shape[-1]} and {k_.shape[-1]}"
-        )
+        raise ValueError(f"q and k must have the same feature width (last axis), got {q_.shape[-1]} and {k_.shape[-1]}")
     if k_.shape[-2] != v_.shape[-2]:
         raise ValueError(
-            f"k and v must have the same number of rows (one value per key), got "
-            f"{k_.shape[-2]} and {v_.shape[-2]}"
+            f"k and v must have the same number of rows (one value per key), got {k_.shape[-2]} and {v_.shape[-2]}"
         )
     width = q_.shape[-1]
     logits = q_ @ np.swapaxes(k_, -1, -2) / np.sqrt(width) if width else q_ @ np.swapaxes(k_, -1, -2)
@@ -154,8 +148,6 @@ def scaled_dot_product_attention(
         try:
             logits = logits + bias_
         except ValueError:
-            raise ValueError(
-                f"bias must broadcast to the logits' shape {logits.shape}, got {bias_.shape}"
-            ) from None
+            raise ValueError(f"bias must broadcast to the logits' shape {logits.shape}, got {bias_.shape}") from None
     weights = softmax(logits, axis=-1)
     return weights @ v_, weights

@@ -15,8 +15,8 @@ that returns the vectors of the integer ``positions`` inside a sequence of
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -196,9 +196,7 @@ def score_encoding(
         raise TypeError("offsets must be a non-empty tuple of positive integers")
     offsets = tuple(check_count(o, "offsets", minimum=1) for o in offsets)
     if max(offsets) >= long_length - 1:
-        raise ValueError(
-            f"offsets must be smaller than long_length - 1 = {long_length - 1}, got {max(offsets)}"
-        )
+        raise ValueError(f"offsets must be smaller than long_length - 1 = {long_length - 1}, got {max(offsets)}")
     tolerance = check_positive_real(tolerance, "tolerance")
 
     def unique() -> CriterionResult:
@@ -217,8 +215,10 @@ def score_encoding(
                 if len(peaks) < 2:
                     raise
                 return CriterionResult(
-                    True, f"defined on finitely many positions ({type(error).__name__} at {length}), "
-                          f"so finitely many values; max |value| {peaks[-1][1]:.3g}")
+                    True,
+                    f"defined on finitely many positions ({type(error).__name__} at {length}), "
+                    f"so finitely many values; max |value| {peaks[-1][1]:.3g}",
+                )
         (n_before, before), (n_last, last) = peaks[-2:]
         return CriterionResult(
             last <= _BOUNDED_GROWTH * before + tolerance,
@@ -244,9 +244,7 @@ def score_encoding(
         far = 4 * long_length
         table = _table(encode, far)
         finite = bool(np.all(np.isfinite(table)))
-        return CriterionResult(
-            finite, f"encoded {far} positions" + ("" if finite else " (non-finite values)")
-        )
+        return CriterionResult(finite, f"encoded {far} positions" + ("" if finite else " (non-finite values)"))
 
     def linear_offset() -> CriterionResult:
         table = _table(encode, long_length)

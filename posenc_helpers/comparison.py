@@ -26,10 +26,10 @@ attends exactly ``phi`` tokens back: queries ``PE(i)``, keys ``M(phi) PE(j)``
 
 from __future__ import annotations
 
-import math
 import numbers
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -129,10 +129,8 @@ class MethodEncoder:
 def _token_positions(positions: Any, seq_len: Any) -> tuple[np.ndarray, int]:
     """Validate ``positions`` as whole numbers in ``[0, seq_len)``; return int64 and the length."""
     seq_len = check_count(seq_len, "seq_len", minimum=1)
-    if isinstance(positions, (str, bytes)) or isinstance(positions, numbers.Number):
-        raise TypeError(
-            f"positions must be a 1-D array-like of token positions, got {_describe(positions)}"
-        )
+    if isinstance(positions, (str, bytes, numbers.Number)):
+        raise TypeError(f"positions must be a 1-D array-like of token positions, got {_describe(positions)}")
     array = as_real_array(positions, "positions")
     if array.ndim != 1:
         raise ValueError(f"positions must be 1-D (one position per token), got shape {array.shape}")
@@ -142,8 +140,7 @@ def _token_positions(positions: Any, seq_len: Any) -> tuple[np.ndarray, int]:
     index = array.astype(np.int64)
     if index.size and (index.min() < 0 or index.max() >= seq_len):
         raise ValueError(
-            f"positions must lie in [0, seq_len - 1] = [0, {seq_len - 1}], got "
-            f"{int(index.min())} .. {int(index.max())}"
+            f"positions must lie in [0, seq_len - 1] = [0, {seq_len - 1}], got {int(index.min())} .. {int(index.max())}"
         )
     return index, seq_len
 
@@ -262,9 +259,7 @@ def method_encoders(
     t5_max_distance = check_count(t5_max_distance, "t5_max_distance", minimum=1)
     if not isinstance(t5_bidirectional, (bool, np.bool_)):
         raise TypeError(f"t5_bidirectional must be True or False, got {_describe(t5_bidirectional)}")
-    t5_settings = dict(
-        bidirectional=bool(t5_bidirectional), num_buckets=t5_num_buckets, max_distance=t5_max_distance
-    )
+    t5_settings = dict(bidirectional=bool(t5_bidirectional), num_buckets=t5_num_buckets, max_distance=t5_max_distance)
     try:  # reject bad settings now, not at the first encoding
         t5_relative_bucket(np.zeros(1, dtype=np.int64), **t5_settings)
     except ValueError as exc:
@@ -512,7 +507,7 @@ def comparison_markdown(
         lines.append("| *mechanism* | " + " | ".join(f"*{resolved[m]}*" for m in methods) + " |")
     for row, criterion in enumerate(CHECKLIST):
         cells = []
-        for method, value in zip(methods, grid[row]):
+        for method, value in zip(methods, grid[row], strict=True):
             if np.isnan(value):
                 cells.append("n/a")
             elif criterion.key in BY_CONSTRUCTION.get(resolved[method], {}) and mechanisms is not None:
@@ -760,7 +755,7 @@ class OffsetHeadProfile(NamedTuple):
 def _query_positions(queries: Any, seq_len: int) -> np.ndarray:
     if queries is None:
         return np.arange(seq_len, dtype=np.int64)
-    if isinstance(queries, (str, bytes)) or isinstance(queries, numbers.Number):
+    if isinstance(queries, (str, bytes, numbers.Number)):
         raise TypeError(f"queries must be a 1-D array-like of query positions or None, got {_describe(queries)}")
     array = as_real_array(queries, "queries")
     if array.ndim != 1 or array.size == 0:

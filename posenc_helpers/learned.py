@@ -29,9 +29,7 @@ __all__ = [
 ]
 
 
-def learned_position_table(
-    max_len: int, d_model: int, *, seed: int = 0, scale: float = 0.02
-) -> np.ndarray:
+def learned_position_table(max_len: int, d_model: int, *, seed: int = 0, scale: float = 0.02) -> np.ndarray:
     """A learned absolute position table at initialisation: ``max_len`` rows of ``d_model`` values.
 
     Models with learned absolute positions (BERT, GPT-2) keep a parameter
@@ -118,8 +116,7 @@ def _as_integer_positions(positions: Any) -> np.ndarray:
         if fractional.any():
             bad = array.ravel()[int(np.flatnonzero(fractional.ravel())[0])]
             raise ValueError(
-                f"positions must be whole numbers (a table has rows only for integer "
-                f"positions), got {bad!r}"
+                f"positions must be whole numbers (a table has rows only for integer positions), got {bad!r}"
             )
     return array.astype(np.int64)
 
@@ -190,8 +187,7 @@ def learned_encoding(positions: int | ArrayLike, table: ArrayLike) -> np.ndarray
         bad = int(index.ravel()[int(np.flatnonzero(outside.ravel())[0])])
         note = " (no negative positions)" if bad < 0 else ""
         raise IndexError(
-            f"position {bad} has no row: positions must lie in [0, max_len) with "
-            f"max_len = {max_len}{note}"
+            f"position {bad} has no row: positions must lie in [0, max_len) with max_len = {max_len}{note}"
         )
     return array.astype(np.float64)[index]
 
@@ -384,9 +380,7 @@ def shaw_attention_logits(queries: ArrayLike, keys: ArrayLike, relative_keys: Ar
         )
     rows = table.shape[0]
     if rows < 3 or rows % 2 == 0:
-        raise ValueError(
-            f"relative_keys must have 2k + 1 rows with k >= 1 (an odd number, at least 3), got {rows}"
-        )
+        raise ValueError(f"relative_keys must have 2k + 1 rows with k >= 1 (an odd number, at least 3), got {rows}")
     index = shaw_relative_index(q.shape[0], k_mat.shape[0], (rows - 1) // 2)
     content = q @ k_mat.T
     relative = np.take_along_axis(q @ table.T, index, axis=1) if index.size else np.zeros(index.shape)

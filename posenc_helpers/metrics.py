@@ -47,9 +47,7 @@ def min_pairwise_distance(encodings: ArrayLike) -> float:
     """
     table = as_real_array(encodings, "encodings").astype(np.float64)
     if table.ndim != 2:
-        raise ValueError(
-            f"encodings must be 2-D (positions x features), got shape {table.shape}"
-        )
+        raise ValueError(f"encodings must be 2-D (positions x features), got shape {table.shape}")
     n = table.shape[0]
     if n < 2:
         raise ValueError(f"encodings must have at least 2 rows to compare, got {n}")

@@ -34,8 +34,7 @@ def _as_integer_offsets(value: Any) -> np.ndarray:
         return array.astype(np.int64)
     if array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
         raise TypeError(
-            f"relative_position must hold integers (key position - query position), "
-            f"got dtype {array.dtype}"
+            f"relative_position must hold integers (key position - query position), got dtype {array.dtype}"
         )
     return array.astype(np.int64)
 
@@ -116,9 +115,7 @@ def t5_relative_bucket(
     """
     offsets = _as_integer_offsets(relative_position)
     if not isinstance(bidirectional, (bool, np.bool_)):
-        raise TypeError(
-            f"bidirectional must be True or False, got {_describe(bidirectional)}"
-        )
+        raise TypeError(f"bidirectional must be True or False, got {_describe(bidirectional)}")
     num_buckets = check_count(num_buckets, "num_buckets", minimum=1)
     needed = 4 if bidirectional else 2
     if num_buckets < needed:
@@ -140,9 +137,7 @@ def t5_relative_bucket(
         n = np.maximum(n, 0)
     max_exact = buckets // 2
     if max_distance <= max_exact:
-        raise ValueError(
-            f"max_distance must be greater than the {max_exact} exact buckets, got {max_distance}"
-        )
+        raise ValueError(f"max_distance must be greater than the {max_exact} exact buckets, got {max_distance}")
 
     is_small = n < max_exact
     # float32 throughout, as tf.log / torch.log on float tensors in the originals.

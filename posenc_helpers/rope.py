@@ -175,28 +175,19 @@ def apply_rope(
     """
     array = as_real_array(x, "x")
     if array.ndim < 2:
-        raise ValueError(
-            f"x must have shape (..., seq, head_dim) with at least 2 dimensions, "
-            f"got shape {array.shape}"
-        )
+        raise ValueError(f"x must have shape (..., seq, head_dim) with at least 2 dimensions, got shape {array.shape}")
     head_dim = array.shape[-1]
     if head_dim == 0 or head_dim % 2:
-        raise ValueError(
-            f"x's last axis (head_dim) must be a positive even size, got {head_dim}"
-        )
+        raise ValueError(f"x's last axis (head_dim) must be a positive even size, got {head_dim}")
     seq = array.shape[-2]
     t = as_positions(positions)
     if t.shape[0] != seq:
         raise ValueError(
-            f"positions must have one entry per row of x's sequence axis "
-            f"(x.shape[-2] = {seq}), got {t.shape[0]}"
+            f"positions must have one entry per row of x's sequence axis (x.shape[-2] = {seq}), got {t.shape[0]}"
         )
     base = check_positive_real(base, "base")
     layout = check_choice(layout, "layout", ROPE_LAYOUTS)
-    if inv_freq is None:
-        theta = rope_frequencies(head_dim, base=base)
-    else:
-        theta = _check_inv_freq(inv_freq, head_dim)
+    theta = rope_frequencies(head_dim, base=base) if inv_freq is None else _check_inv_freq(inv_freq, head_dim)
     out_dtype = array.dtype if np.issubdtype(array.dtype, np.floating) else np.float64
     # One float64 pass over the (possibly large) input, in C order so that pairs of
     # features sit next to each other; no copy when x already is such an array.
@@ -225,8 +216,8 @@ def apply_rope(
         out_first, out_second = out[..., :half], out[..., half:]
         np.multiply(first, cos, out=out_first)
         product = second * sin
-        out_first -= product                  # first * cos - second * sin
+        out_first -= product  # first * cos - second * sin
         np.multiply(first, sin, out=out_second)
         np.multiply(second, cos, out=product)
-        out_second += product                 # first * sin + second * cos
+        out_second += product  # first * sin + second * cos
     return out.astype(out_dtype, copy=False)

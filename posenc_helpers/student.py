@@ -114,7 +114,7 @@ def _outside_solutions(source: str, in_solution: bool) -> tuple[str, bool]:
             if start is None:
                 kept.append(source[position:])
                 return "".join(kept), False
-            kept.append(source[position:start.start()])
+            kept.append(source[position : start.start()])
             position, in_solution = start.end(), True
 
 
@@ -169,8 +169,11 @@ def student_notebook(notebook: dict[str, Any]) -> dict[str, Any]:
                 clean = _clean(cell)
                 clean["source"] = _SOLUTION_DIRECTIVE.sub("", text).strip("\n")
                 # Only the attachments the kept text still shows.
-                attachments = {name: data for name, data in clean.pop("attachments", {}).items()
-                               if f"attachment:{name}" in clean["source"]}
+                attachments = {
+                    name: data
+                    for name, data in clean.pop("attachments", {}).items()
+                    if f"attachment:{name}" in clean["source"]
+                }
                 if attachments:
                     clean["attachments"] = attachments
                 kept.append(clean)

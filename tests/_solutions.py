@@ -50,8 +50,12 @@ def solution_lines(nb: dict, min_length: int = 4) -> set[str]:
 
 def exercise_labels(nb: dict) -> list[str]:
     """Labels of every exercise (gated or plain) in the notebook."""
-    return [m.group(2) for c in nb["cells"] if c["cell_type"] == "markdown"
-            for m in _EXERCISE_LABEL.finditer("".join(c["source"]))]
+    return [
+        m.group(2)
+        for c in nb["cells"]
+        if c["cell_type"] == "markdown"
+        for m in _EXERCISE_LABEL.finditer("".join(c["source"]))
+    ]
 
 
 def strings_in(value) -> list[str]:

@@ -63,10 +63,8 @@ def test_shifted_bias_gives_alibi_attention_under_the_causal_mask(n_heads, seq_l
     rng = np.random.default_rng(seed=0)
     scores = rng.normal(size=(seq_len, seq_len)) * 3
     for h, m in enumerate(ph.alibi_slopes(n_heads)):
-        alibi = [[scores[i][j] - m * (i - j) if j <= i else -math.inf for j in range(seq_len)]
-                 for i in range(seq_len)]
-        shortcut = [[scores[i][j] + m * j if j <= i else -math.inf for j in range(seq_len)]
-                    for i in range(seq_len)]
+        alibi = [[scores[i][j] - m * (i - j) if j <= i else -math.inf for j in range(seq_len)] for i in range(seq_len)]
+        shortcut = [[scores[i][j] + m * j if j <= i else -math.inf for j in range(seq_len)] for i in range(seq_len)]
         np.testing.assert_allclose(_softmax_rows(shortcut), _softmax_rows(alibi), rtol=0, atol=1e-13)
         helper = ph.softmax(scores + ph.alibi_bias_shifted(n_heads, seq_len)[h])
         np.testing.assert_allclose(helper, _softmax_rows(alibi), rtol=0, atol=1e-13)
@@ -96,8 +94,12 @@ SLOPES_3 = [1 / 16, 1 / 256, 1 / 4]
 
 
 def test_slopes_placeholders_are_not_attempted():
-    for result in (check_alibi_slopes(None, 20), check_alibi_slopes(..., 20),
-                   check_alibi_head_bias(None, 0.5, 4), check_alibi_head_bias(..., 0.5, 4, first_query=2)):
+    for result in (
+        check_alibi_slopes(None, 20),
+        check_alibi_slopes(..., 20),
+        check_alibi_head_bias(None, 0.5, 4),
+        check_alibi_head_bias(..., 0.5, 4, first_query=2),
+    ):
         assert not result
         assert result.status == "not attempted"
         assert repr(result).startswith("Not attempted yet")
@@ -107,8 +109,8 @@ def test_slopes_right_answers():
     result = check_alibi_slopes(SLOPES_20, n_heads=20)
     assert result and repr(result).startswith("Correct")
     assert check_alibi_slopes(np.array(SLOPES_3), n_heads=3)
-    assert check_alibi_slopes([2.0 ** -h for h in range(1, 9)], n_heads=8)
-    assert check_alibi_slopes([2.0 ** -8], n_heads=1)
+    assert check_alibi_slopes([2.0**-h for h in range(1, 9)], n_heads=8)
+    assert check_alibi_slopes([2.0**-8], n_heads=1)
     assert check_alibi_slopes([x * (1 + 1e-12) for x in SLOPES_20], n_heads=20)
 
 
@@ -140,7 +142,7 @@ def test_slopes_typical_mistakes_get_hints(answer, hint):
 
 def test_slopes_power_of_two_mistakes():
     with pytest.raises(CheckFailed, match="sorted"):
-        check_alibi_slopes([2.0 ** -h for h in range(8, 0, -1)], n_heads=8)
+        check_alibi_slopes([2.0**-h for h in range(8, 0, -1)], n_heads=8)
     with pytest.raises(CheckFailed, match="off by one"):
         check_alibi_slopes(_direct(8, start=0), n_heads=8)
 
@@ -188,7 +190,7 @@ def _bias_by_loops(m, seq_len, first_query=0, *, sign=-1.0, mask=True, distance=
     return np.array(rows)
 
 
-M9 = 2.0 ** -0.5
+M9 = 2.0**-0.5
 
 
 def _expected_values(m, seq_len, first_query=0):
@@ -252,8 +254,9 @@ def test_head_bias_cache_mistakes():
     with pytest.raises(CheckFailed, match="mask is missing"):
         check_alibi_head_bias(_bias_by_loops(M9, 10, 6, mask=False), slope=M9, seq_len=10, first_query=6)
     with pytest.raises(CheckFailed, match="symmetric"):
-        check_alibi_head_bias(_bias_by_loops(M9, 10, 6, mask=False, distance=lambda i, j: abs(i - j)),
-                              slope=M9, seq_len=10, first_query=6)
+        check_alibi_head_bias(
+            _bias_by_loops(M9, 10, 6, mask=False, distance=lambda i, j: abs(i - j)), slope=M9, seq_len=10, first_query=6
+        )
 
 
 def test_head_bias_other_wrong_answers_point_at_an_entry_without_the_answer():
@@ -319,7 +322,7 @@ def test_plot_bias_heatmaps_shares_one_scale_and_masks_the_future():
 
     fig, axes = plot_bias_heatmaps(ph.alibi_bias(12, 8), ph.alibi_slopes(12), ncols=5, title="t")
     assert axes.shape == (3, 5) and not axes[2, 4].get_visible()
-    low = -(2.0 ** -0.5) * 7
+    low = -(2.0**-0.5) * 7
     for ax in axes.flat[:12]:
         assert ax.images[0].get_clim() == pytest.approx((low, 0.0))
     image = axes[0, 0].images[0].get_array()
@@ -339,8 +342,9 @@ def test_plot_weights_by_distance_colours_by_slope():
     assert ax.get_yscale() == "linear"
     fig, axes = plt.subplots(2, 1)
     for ax in axes:
-        plot_weights_by_distance(np.ones((1, 3)), [0.5], ax=ax, colorbar=ax is axes[-1],
-                                 colorbar_space=axes, exponent_range=(-8, 0))
+        plot_weights_by_distance(
+            np.ones((1, 3)), [0.5], ax=ax, colorbar=ax is axes[-1], colorbar_space=axes, exponent_range=(-8, 0)
+        )
     assert len(fig.axes) == 3  # two panels and one shared colorbar
     plt.close("all")
 
@@ -361,8 +365,11 @@ def test_plot_weights_by_distance_colours_by_slope():
         (lambda p: p.plot_weights_by_distance(np.ones(3), [0.5]), ValueError, ["weights", "2-D"]),
         (lambda p: p.plot_weights_by_distance(-np.ones((1, 3)), [0.5]), ValueError, ["weights", ">= 0"]),
         (lambda p: p.plot_weights_by_distance(np.ones((2, 3)), [0.5]), ValueError, ["slopes", "one slope per row"]),
-        (lambda p: p.plot_weights_by_distance(np.ones((1, 3)), [0.5], exponent_range=(0, -8)), ValueError,
-         ["exponent_range", "low < high"]),
+        (
+            lambda p: p.plot_weights_by_distance(np.ones((1, 3)), [0.5], exponent_range=(0, -8)),
+            ValueError,
+            ["exponent_range", "low < high"],
+        ),
     ],
 )
 def test_plot_functions_reject_bad_input(call, exception, words):
@@ -382,9 +389,9 @@ def test_explorer_matches_independent_numbers():
     explorer = AlibiExplorer()
     assert explorer.values == {"n_heads": 12, "head": 1, "seq_len": 128}
     explorer.set(head=9)
-    assert explorer.slope == pytest.approx(2.0 ** -0.5, rel=1e-15)
+    assert explorer.slope == pytest.approx(2.0**-0.5, rel=1e-15)
     # span by the closed form: smallest D with (1 - r**D) / (1 - r**128) >= 0.9
-    r = math.exp(-(2.0 ** -0.5))
+    r = math.exp(-(2.0**-0.5))
     span = next(d for d in range(1, 129) if (1 - r**d) / (1 - r**128) >= 0.9)
     assert explorer.span == span
     assert explorer.shortcut_difference < 1e-12
@@ -394,7 +401,7 @@ def test_explorer_matches_independent_numbers():
     explorer.set(n_heads=4)  # the head slider clamps to 4, with one redraw only
     assert explorer.values["head"] == 4 and explorer.controls["head"].max == 4
     assert explorer.render_count == count + 1
-    assert explorer.slope == pytest.approx(2.0 ** -8)
+    assert explorer.slope == pytest.approx(2.0**-8)
     explorer.set(n_heads=20)
     assert explorer.controls["head"].max == 20 and explorer.values["head"] == 4
     plt.close("all")

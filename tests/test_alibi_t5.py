@@ -14,7 +14,7 @@ def test_alibi_slopes_8_heads():
 
 def test_alibi_slopes_12_heads_by_hand():
     # 8 slopes of 2**(-h) then every other slope of 16 heads, 2**(-h/2) for h = 1, 3, 5, 7.
-    expected = [2.0 ** -h for h in range(1, 9)] + [2.0 ** -0.5, 2.0 ** -1.5, 2.0 ** -2.5, 2.0 ** -3.5]
+    expected = [2.0**-h for h in range(1, 9)] + [2.0**-0.5, 2.0**-1.5, 2.0**-2.5, 2.0**-3.5]
     np.testing.assert_allclose(alibi_slopes(12), expected, rtol=1e-15)
     assert not np.all(np.diff(alibi_slopes(12)) < 0)  # not sorted
 
@@ -68,9 +68,28 @@ def test_alibi_bias_by_hand():
 @pytest.mark.parametrize(
     "relative_position, bucket",
     [
-        (0, 0), (-1, 1), (-7, 7), (-8, 8), (-11, 8), (-12, 9), (-16, 10), (-22, 10), (-23, 11), (-32, 12),
-        (-64, 14), (-90, 14), (-91, 15), (-127, 15), (-128, 15), (-10_000, 15),
-        (1, 17), (7, 23), (8, 24), (16, 26), (128, 31), (5000, 31),
+        (0, 0),
+        (-1, 1),
+        (-7, 7),
+        (-8, 8),
+        (-11, 8),
+        (-12, 9),
+        (-16, 10),
+        (-22, 10),
+        (-23, 11),
+        (-32, 12),
+        (-64, 14),
+        (-90, 14),
+        (-91, 15),
+        (-127, 15),
+        (-128, 15),
+        (-10_000, 15),
+        (1, 17),
+        (7, 23),
+        (8, 24),
+        (16, 26),
+        (128, 31),
+        (5000, 31),
     ],
 )
 def test_t5_bidirectional_by_hand(relative_position, bucket):

@@ -107,11 +107,21 @@ ENCODERS = {
 
 # Worked out from the definitions, property by property.
 EXPECTED = {
-    "index": dict(unique=True, bounded=False, consistent=True, deterministic=True, defined_unseen=True, linear_offset=False),
-    "normalised": dict(unique=True, bounded=True, consistent=False, deterministic=True, defined_unseen=True, linear_offset=False),
-    "sinusoidal": dict(unique=True, bounded=True, consistent=True, deterministic=True, defined_unseen=True, linear_offset=True),
-    "sine only": dict(unique=True, bounded=True, consistent=True, deterministic=True, defined_unseen=True, linear_offset=False),
-    "zero": dict(unique=False, bounded=True, consistent=True, deterministic=True, defined_unseen=True, linear_offset=True),
+    "index": dict(
+        unique=True, bounded=False, consistent=True, deterministic=True, defined_unseen=True, linear_offset=False
+    ),
+    "normalised": dict(
+        unique=True, bounded=True, consistent=False, deterministic=True, defined_unseen=True, linear_offset=False
+    ),
+    "sinusoidal": dict(
+        unique=True, bounded=True, consistent=True, deterministic=True, defined_unseen=True, linear_offset=True
+    ),
+    "sine only": dict(
+        unique=True, bounded=True, consistent=True, deterministic=True, defined_unseen=True, linear_offset=False
+    ),
+    "zero": dict(
+        unique=False, bounded=True, consistent=True, deterministic=True, defined_unseen=True, linear_offset=True
+    ),
 }
 
 

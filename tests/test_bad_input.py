@@ -68,9 +68,19 @@ CASES = [
     (lambda: ph.scaled_rope_frequencies(8, method="linear", factor=-2.0), ValueError, ["factor"]),
     (lambda: ph.scaled_rope_frequencies(8, method="dynamic", factor=2.0), ValueError, ["method", "'yarn'"]),
     (lambda: ph.scaled_rope_frequencies(8, method="yarn", factor=2.0), ValueError, ["original_max_len", "yarn"]),
-    (lambda: ph.scaled_rope_frequencies(8, method="yarn", factor=2.0, original_max_len=0), ValueError, ["original_max_len"]),
+    (
+        lambda: ph.scaled_rope_frequencies(8, method="yarn", factor=2.0, original_max_len=0),
+        ValueError,
+        ["original_max_len"],
+    ),
     (lambda: ph.scaled_rope_frequencies(7, method="ntk", factor=2.0), ValueError, ["head_dim"]),
-    (lambda: ph.scaled_rope_frequencies(8, method="yarn", factor=2.0, original_max_len=512, beta_fast=1, beta_slow=32), ValueError, ["beta_fast", "beta_slow"]),
+    (
+        lambda: ph.scaled_rope_frequencies(
+            8, method="yarn", factor=2.0, original_max_len=512, beta_fast=1, beta_slow=32
+        ),
+        ValueError,
+        ["beta_fast", "beta_slow"],
+    ),
     (lambda: ph.scaled_rope_frequencies(8, base=0.0, method="ntk", factor=2.0), ValueError, ["base"]),
     (lambda: ph.alibi_slopes(0), ValueError, ["n_heads", ">= 1"]),
     (lambda: ph.alibi_slopes(2.5), TypeError, ["n_heads", "integer"]),
@@ -83,7 +93,13 @@ CASES = [
     (lambda: ph.t5_relative_bucket(3, num_buckets=2), ValueError, ["num_buckets", ">= 4"]),
     (lambda: ph.t5_relative_bucket(3, num_buckets=1, bidirectional=False), ValueError, ["num_buckets", ">= 2"]),
     (lambda: ph.t5_relative_bucket(3, max_distance=4), ValueError, ["max_distance"]),
-    (lambda: ph.t5_relative_bucket(np.array([1.5]),), TypeError, ["relative_position", "integers"]),
+    (
+        lambda: ph.t5_relative_bucket(
+            np.array([1.5]),
+        ),
+        TypeError,
+        ["relative_position", "integers"],
+    ),
     (lambda: ph.t5_relative_bucket(1.0), TypeError, ["relative_position"]),
     (lambda: ph.t5_relative_bucket(3, bidirectional=1), TypeError, ["bidirectional"]),
     (lambda: ph.softmax(np.float64(1.0)), ValueError, ["x", "0-d"]),

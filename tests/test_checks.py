@@ -99,6 +99,9 @@ def test_messages_never_reveal_expected_values():
 def test_non_finite_answers_are_pointed_at():
     with pytest.raises(CheckFailed, match="non-finite value .* position 1, dimension 0"):
         compare_arrays(
-            np.array([[0.0], [np.nan]]), np.zeros((2, 1)), name="PE", description="x",
+            np.array([[0.0], [np.nan]]),
+            np.zeros((2, 1)),
+            name="PE",
+            description="x",
             axes=("position", "dimension"),
         )

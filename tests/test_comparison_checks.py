@@ -22,7 +22,7 @@ def pe_row(t, layout="interleaved"):
     cosines = [math.cos(w * t) for w in OMEGA]
     if layout == "concat":
         return sines + cosines
-    return [v for pair in zip(sines, cosines) for v in pair]
+    return [v for pair in zip(sines, cosines, strict=True) for v in pair]
 
 
 def keys_shifted_by(shift, layout="interleaved"):
@@ -79,14 +79,23 @@ def test_offset_keys_right_answers():
 
 def test_offset_keys_wrong_sign_and_untransposed_matrix():
     for wrong in (PE @ rotation(-PHI).T, PE @ rotation(PHI)):
-        message = _fails(lambda: check_offset_keys(wrong, offset=PHI, d_model=D, seq_len=N),
-                         EXPECTED_KEYS, "wrong way", "PE(j - 5)", "PE @ M(φ).T")
+        _fails(
+            lambda: check_offset_keys(wrong, offset=PHI, d_model=D, seq_len=N),
+            EXPECTED_KEYS,
+            "wrong way",
+            "PE(j - 5)",
+            "PE @ M(φ).T",
+        )
 
 
 def test_offset_keys_off_by_one():
     for shift in (PHI + 1, PHI - 1):
-        _fails(lambda: check_offset_keys(keys_shifted_by(shift), offset=PHI, d_model=D, seq_len=N),
-               EXPECTED_KEYS, "one token off", f"PE(j + {shift})")
+        _fails(
+            lambda: check_offset_keys(keys_shifted_by(shift), offset=PHI, d_model=D, seq_len=N),
+            EXPECTED_KEYS,
+            "one token off",
+            f"PE(j + {shift})",
+        )
     # positions counted from 1 instead of 0
     from_one = np.array([pe_row(j + 1) for j in range(N)]) @ rotation(PHI).T
     _fails(lambda: check_offset_keys(from_one, offset=PHI, d_model=D, seq_len=N), EXPECTED_KEYS, "one token off")
@@ -94,25 +103,44 @@ def test_offset_keys_off_by_one():
 
 def test_offset_keys_no_shift_other_shift_and_layout():
     _fails(lambda: check_offset_keys(PE, offset=PHI, d_model=D, seq_len=N), EXPECTED_KEYS, "PE(j) itself")
-    _fails(lambda: check_offset_keys(keys_shifted_by(2 * PHI), offset=PHI, d_model=D, seq_len=N),
-           EXPECTED_KEYS, "PE(j + 10)", "M(10)")
-    _fails(lambda: check_offset_keys(keys_shifted_by(PHI, "concat"), offset=PHI, d_model=D, seq_len=N),
-           EXPECTED_KEYS, "concat")
+    _fails(
+        lambda: check_offset_keys(keys_shifted_by(2 * PHI), offset=PHI, d_model=D, seq_len=N),
+        EXPECTED_KEYS,
+        "PE(j + 10)",
+        "M(10)",
+    )
+    _fails(
+        lambda: check_offset_keys(keys_shifted_by(PHI, "concat"), offset=PHI, d_model=D, seq_len=N),
+        EXPECTED_KEYS,
+        "concat",
+    )
 
 
 def test_offset_keys_shape_and_transposed_array():
-    _fails(lambda: check_offset_keys(EXPECTED_KEYS.T, offset=PHI, d_model=D, seq_len=N),
-           EXPECTED_KEYS, "transposed", "(12, 8)")
-    _fails(lambda: check_offset_keys(EXPECTED_KEYS[:-1], offset=PHI, d_model=D, seq_len=N),
-           EXPECTED_KEYS, "shape", "(11, 8)")
+    _fails(
+        lambda: check_offset_keys(EXPECTED_KEYS.T, offset=PHI, d_model=D, seq_len=N),
+        EXPECTED_KEYS,
+        "transposed",
+        "(12, 8)",
+    )
+    _fails(
+        lambda: check_offset_keys(EXPECTED_KEYS[:-1], offset=PHI, d_model=D, seq_len=N),
+        EXPECTED_KEYS,
+        "shape",
+        "(11, 8)",
+    )
     _fails(lambda: check_offset_keys("keys", offset=PHI, d_model=D, seq_len=N), EXPECTED_KEYS, "array")
 
 
 def test_offset_keys_other_mistakes_point_at_an_entry():
     wrong = EXPECTED_KEYS.copy()
     wrong[3, 2] = 0.123456
-    message = _fails(lambda: check_offset_keys(wrong, offset=PHI, d_model=D, seq_len=N),
-                     EXPECTED_KEYS, "key position j 3, dimension 2", "0.123456")
+    message = _fails(
+        lambda: check_offset_keys(wrong, offset=PHI, d_model=D, seq_len=N),
+        EXPECTED_KEYS,
+        "key position j 3, dimension 2",
+        "0.123456",
+    )
     assert "1 of 96" in message
 
 
@@ -190,14 +218,17 @@ def test_messages_never_reveal_the_expected_values():
     for row, column in ((0, 0), (11, 7), (5, 4)):
         wrong = EXPECTED_KEYS.copy()
         wrong[row, column] += 0.25
-        _fails(lambda: check_offset_keys(wrong, offset=PHI, d_model=D, seq_len=N),
-               EXPECTED_KEYS, f"key position j {row}, dimension {column}")
+        _fails(
+            lambda: check_offset_keys(wrong, offset=PHI, d_model=D, seq_len=N),
+            EXPECTED_KEYS,
+            f"key position j {row}, dimension {column}",
+        )
 
     for row, head in ((0, 0), (39, 7), (20, 3)):
+
         def off(positions, seq_len, row=row, head=head):
             out = loop_factor(positions, seq_len)
             out[row, head] *= 1.5
             return out
 
-        _fails(lambda: check_alibi_weight_factor(off, n_heads=8), EXPECTED_FACTORS,
-               f"position t {row}, head {head}")
+        _fails(lambda: check_alibi_weight_factor(off, n_heads=8), EXPECTED_FACTORS, f"position t {row}, head {head}")

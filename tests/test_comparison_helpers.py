@@ -79,7 +79,10 @@ BAD_INPUT_CASES = [
 def test_encoders_names_and_mechanisms():
     assert list(ENC) == NAMES
     assert [ENC[n].mechanism for n in NAMES] == ["added to the input"] * 5 + [
-        "bias on the logits", "rotates queries and keys", "bias on the logits"]
+        "bias on the logits",
+        "rotates queries and keys",
+        "bias on the logits",
+    ]
     for name in NAMES:
         assert ENC[name].name == name and ENC[name].adapter
 
@@ -151,14 +154,16 @@ def test_the_scored_checklist_of_chapter_10():
     grid = ph.checklist_grid(scores, {n: e.mechanism for n, e in encoders.items()})
     nan = np.nan
     #                 int  norm sine  sin  learn  T5  RoPE ALiBi
-    expected = np.array([
-        [1, 1, 1, 1, 1, 0, 1, 1],        # unique: T5 buckets 16 and 17 coincide
-        [0, 1, 1, 1, 1, nan, nan, nan],  # bounded: the index grows; n/a unless added to the input
-        [1, 0, 1, 1, 1, 1, 1, 1],        # consistent: the normalised step depends on n
-        [1, 1, 1, 1, 1, 1, 1, 1],        # deterministic
-        [1, 1, 1, 1, 0, 1, 1, 1],        # defined at unseen positions: no row 1024
-        [0, 0, 0, 1, 0, 1, 1, 1],        # linear offset: rotations; biases by construction
-    ])
+    expected = np.array(
+        [
+            [1, 1, 1, 1, 1, 0, 1, 1],  # unique: T5 buckets 16 and 17 coincide
+            [0, 1, 1, 1, 1, nan, nan, nan],  # bounded: the index grows; n/a unless added to the input
+            [1, 0, 1, 1, 1, 1, 1, 1],  # consistent: the normalised step depends on n
+            [1, 1, 1, 1, 1, 1, 1, 1],  # deterministic
+            [1, 1, 1, 1, 0, 1, 1, 1],  # defined at unseen positions: no row 1024
+            [0, 0, 0, 1, 0, 1, 1, 1],  # linear offset: rotations; biases by construction
+        ]
+    )
     np.testing.assert_array_equal(grid, expected)
 
 
@@ -168,7 +173,9 @@ def test_one_rule_for_not_applicable_and_one_for_by_construction():
         for mechanism in ph.MECHANISMS:
             expected = not (criterion.key == "bounded" and mechanism != "added to the input")
             assert ph.criterion_applies(criterion.key, mechanism) is expected
-    assert ph.BY_CONSTRUCTION == {"bias on the logits": {"linear_offset": ph.BY_CONSTRUCTION["bias on the logits"]["linear_offset"]}}
+    assert {
+        "bias on the logits": {"linear_offset": ph.BY_CONSTRUCTION["bias on the logits"]["linear_offset"]}
+    } == ph.BY_CONSTRUCTION
     assert "j - i" in ph.BY_CONSTRUCTION["bias on the logits"]["linear_offset"]
 
 
@@ -197,8 +204,9 @@ def test_offset_score_by_hand():
     np.testing.assert_allclose(ph.offset_score([0.0, 1.0, 2.5], 2), [1.0, math.cos(1.0), math.cos(2.5)])
     np.testing.assert_allclose(ph.offset_score([3.0], 4), [math.cos(3.0) + math.cos(0.03)])
     probe = np.array([1.0, 2.0, 0.0, 3.0])  # pair weights 1 + 4 = 5 and 0 + 9 = 9
-    np.testing.assert_allclose(ph.offset_score([3.0], 4, kind="rope", probe=probe),
-                               [5 * math.cos(3.0) + 9 * math.cos(0.03)])
+    np.testing.assert_allclose(
+        ph.offset_score([3.0], 4, kind="rope", probe=probe), [5 * math.cos(3.0) + 9 * math.cos(0.03)]
+    )
     assert ph.offset_score(np.zeros((2, 3)), 4).shape == (2, 3)
 
 
@@ -245,8 +253,9 @@ def test_offset_head_profile_matches_the_full_matrix(block_size, kind):
     second = np.sort(weights, axis=1)[:, -2]
     np.testing.assert_allclose(profile.runner_up_weight, second, atol=1e-13)
     assert profile.runner_up_weight[0] == 0.0  # query 0 sees one key
-    subset = ph.offset_head_profile(70, 5, 16, temperature=0.5, kind=kind, probe=probe,
-                                    block_size=block_size, queries=[0, 6, 33, 69])
+    subset = ph.offset_head_profile(
+        70, 5, 16, temperature=0.5, kind=kind, probe=probe, block_size=block_size, queries=[0, 6, 33, 69]
+    )
     np.testing.assert_array_equal(subset.argmax, profile.argmax[[0, 6, 33, 69]])
     np.testing.assert_allclose(subset.target_weight, profile.target_weight[[0, 6, 33, 69]], atol=1e-13)
     np.testing.assert_allclose(subset.runner_up_weight, profile.runner_up_weight[[0, 6, 33, 69]], atol=1e-13)

@@ -68,11 +68,16 @@ def test_each_check_belongs_to_one_exercise():
 
 @pytest.mark.parametrize("name", CHECKS)
 def test_each_check_has_unit_tests_including_a_never_reveals_test(name):
-    modules = [p for p in (ROOT / "tests").glob("test_*.py")
-               if p.name != Path(__file__).name and re.search(rf"\b{name}\b", p.read_text())]
+    modules = [
+        p
+        for p in (ROOT / "tests").glob("test_*.py")
+        if p.name != Path(__file__).name and re.search(rf"\b{name}\b", p.read_text())
+    ]
     assert modules, f"no unit test calls {name}"
     # A test named for it, a no-leak helper, or an explicit "expected text not in the message".
-    no_leak = re.compile(r"def test_\w*(reveal|never|leak|without_the_answer)\w*|_no_leak\(|not in message|not in str\(info\.value\)")
+    no_leak = re.compile(
+        r"def test_\w*(reveal|never|leak|without_the_answer)\w*|_no_leak\(|not in message|not in str\(info\.value\)"
+    )
     assert any(no_leak.search(p.read_text()) for p in modules), (
         f"the tests of {name} ({[p.name for p in modules]}) have no test that messages never reveal the answer"
     )
@@ -84,8 +89,11 @@ def test_placeholders_are_not_attempted_for_every_check():
 
     for name in CHECKS:
         check = getattr(checks, name)
-        required = [p for p in inspect.signature(check).parameters.values()
-                    if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        required = [
+            p
+            for p in inspect.signature(check).parameters.values()
+            if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
         assert required and required[0].kind is required[0].POSITIONAL_OR_KEYWORD, name
         if len(required) == 1:  # checks that need more context are covered by their own tests
             result = check(None)

@@ -16,14 +16,22 @@ import numpy as np
 import pytest
 
 import posenc_helpers.lab as lab
-from posenc_helpers import alibi_bias, apply_rope, rope_frequencies, scaled_rope_frequencies, sinusoidal_encoding, t5_relative_bucket
+from posenc_helpers import (
+    alibi_bias,
+    apply_rope,
+    rope_frequencies,
+    scaled_rope_frequencies,
+    sinusoidal_encoding,
+    t5_relative_bucket,
+)
 from posenc_helpers.lab.corpus import HELD_OUT_EVERY, sample_windows, window_ends
 from posenc_helpers.lab.evaluation import _windows
 from posenc_helpers.lab.training import _batch, _schedule
 from posenc_helpers.measured import RECORD_PATH, trained_extrapolation
 
-TINY = lab.ModelConfig(d_model=16, n_layers=2, n_heads=2, d_ff=32, vocab=256, max_positions=64,
-                       t5_buckets=8, t5_max_distance=16)
+TINY = lab.ModelConfig(
+    d_model=16, n_layers=2, n_heads=2, d_ff=32, vocab=256, max_positions=64, t5_buckets=8, t5_max_distance=16
+)
 
 
 # --------------------------------------------------------------------------- a second implementation
@@ -50,8 +58,9 @@ def reference_logits(params, tokens, method, config, *, inv_freq=None, attention
         bias = alibi_bias(config.n_heads, n)
     if method == "t5":
         relative = np.arange(n)[None, :] - np.arange(n)[:, None]
-        buckets = t5_relative_bucket(relative, bidirectional=False, num_buckets=config.t5_buckets,
-                                     max_distance=config.t5_max_distance)
+        buckets = t5_relative_bucket(
+            relative, bidirectional=False, num_buckets=config.t5_buckets, max_distance=config.t5_max_distance
+        )
         bias = p["buckets"][buckets].transpose(2, 0, 1)
     bias = np.where(np.arange(n)[None, :] > np.arange(n)[:, None], -np.inf, bias)
     for layer in p["layers"]:
@@ -131,8 +140,9 @@ def test_corpus_split_by_file_every_fifth_held_out():
     corpus = lab.stdlib_corpus()
     assert not set(corpus.train_files) & set(corpus.held_out_files)
     ordered = [f for f in lab.STDLIB_FILES if f not in corpus.missing_files]
-    assert list(corpus.held_out_files) == [f for i, f in enumerate(lab.STDLIB_FILES)
-                                           if i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1 and f in ordered]
+    assert list(corpus.held_out_files) == [
+        f for i, f in enumerate(lab.STDLIB_FILES) if i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1 and f in ordered
+    ]
     assert list(lab.STDLIB_FILES) == sorted(lab.STDLIB_FILES)
     assert lab.stdlib_corpus() is corpus  # read once
 
@@ -155,10 +165,10 @@ def test_offset_batches_ask_for_the_symbol_phi_back():
 
 
 def test_learning_rate_schedule_by_hand():
-    assert _schedule(0, 100, 1.0) == pytest.approx(0.1)      # warm-up over 10 steps
+    assert _schedule(0, 100, 1.0) == pytest.approx(0.1)  # warm-up over 10 steps
     assert _schedule(9, 100, 1.0) == pytest.approx(1.0)
-    assert _schedule(10, 100, 1.0) == pytest.approx(1.0)     # the cosine starts at the peak
-    assert _schedule(100, 100, 1.0) == pytest.approx(0.1)    # and ends at a tenth
+    assert _schedule(10, 100, 1.0) == pytest.approx(1.0)  # the cosine starts at the peak
+    assert _schedule(100, 100, 1.0) == pytest.approx(0.1)  # and ends at a tenth
 
 
 # --------------------------------------------------------------------------- training and evaluation
@@ -216,12 +226,13 @@ def test_rope_scaling_and_fine_tuning(tiny_models):
 
 
 def test_offset_task_measurements():
-    model = lab.train("rope", task="offset", train_len=8, steps=5, batch_size=4, phi=2, alphabet=4,
-                      config=TINY, progress=False)
+    model = lab.train(
+        "rope", task="offset", train_len=8, steps=5, batch_size=4, phi=2, alphabet=4, config=TINY, progress=False
+    )
     accuracy = lab.offset_accuracy(model, [8, 16], windows=3)
-    assert accuracy.shape == (2,) and ((0 <= accuracy) & (accuracy <= 1)).all()
+    assert accuracy.shape == (2,) and ((accuracy >= 0) & (accuracy <= 1)).all()
     weights = lab.offset_attention(model, 16, windows=2)
-    assert np.isnan(weights[:2]).all() and ((0 <= weights[2:]) & (weights[2:] <= 1)).all()
+    assert np.isnan(weights[:2]).all() and ((weights[2:] >= 0) & (weights[2:] <= 1)).all()
     with pytest.raises(ValueError, match="task='offset'"):
         lab.offset_accuracy(lab.train("rope", train_len=8, steps=1, config=TINY, progress=False), [8])
 
@@ -259,8 +270,12 @@ def test_bad_input(call, error, words):
 
 # --------------------------------------------------------------------------- verdicts and their record
 def test_verdicts_by_hand():
-    curves = {("flat", 0): [2.0, 2.05, 2.08], ("flat", 1): [2.0, 1.9, 2.0],
-              ("jumps", 0): [2.0, 2.05, 2.1], ("jumps", 1): [2.0, 2.3, 2.1]}
+    curves = {
+        ("flat", 0): [2.0, 2.05, 2.08],
+        ("flat", 1): [2.0, 1.9, 2.0],
+        ("jumps", 0): [2.0, 2.05, 2.1],
+        ("jumps", 1): [2.0, 2.3, 2.1],
+    }
     assert lab.works_past_training_length(curves, 0.1) == {"flat": True, "jumps": False}
     assert lab.works_past_training_length(curves, 0.3) == {"flat": True, "jumps": True}
 

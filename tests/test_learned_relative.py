@@ -118,7 +118,9 @@ def test_clipped_distances_match_loops(query_len, key_len, k):
     got = clipped_relative_positions(query_len, key_len, k)
     assert got.dtype == np.int64 and got.shape == (query_len, key_len)
     np.testing.assert_array_equal(got, _clipped_by_loops(query_len, key_len, k))
-    np.testing.assert_array_equal(shaw_relative_index(query_len, key_len, k), _clipped_by_loops(query_len, key_len, k) + k)
+    np.testing.assert_array_equal(
+        shaw_relative_index(query_len, key_len, k), _clipped_by_loops(query_len, key_len, k) + k
+    )
 
 
 def test_clipped_distances_by_hand_and_structure():

@@ -132,6 +132,7 @@ def test_rescaled_frequencies_rejects_bad_arguments(kwargs, exception, words):
 # --------------------------------------------------------------------------- colliding t/s
 def _first_collision_by_loop(s, bits):
     """Round t/s to `bits` significant bits, ties to even, with exact rational arithmetic."""
+
     def round_bits(x):
         exponent = math.floor(math.log2(x)) if x > 0 else 0
         while x > 0 and Fraction(2) ** exponent > x:  # guard against float rounding in log2
@@ -164,8 +165,10 @@ def test_collision_reference_by_loop_agrees_with_hand_value():
     assert _first_collision_by_loop(1, 8) == 256
 
 
-@pytest.mark.parametrize("factor, dtype, bits", [(5.0, "bfloat16", 8), (3.0, "bfloat16", 8), (1.0, "bfloat16", 8),
-                                                 (5.0, "float16", 11), (2.5, "float16", 11)])
+@pytest.mark.parametrize(
+    "factor, dtype, bits",
+    [(5.0, "bfloat16", 8), (3.0, "bfloat16", 8), (1.0, "bfloat16", 8), (5.0, "float16", 11), (2.5, "float16", 11)],
+)
 def test_first_collision_right_answers(factor, dtype, bits):
     expected = _first_collision_by_loop(Fraction(factor).limit_denominator(1000), bits)
     assert check_first_interpolated_collision(expected, factor=factor, dtype=dtype)
@@ -242,8 +245,14 @@ def _messages(check, answers):
 
 def test_rescaled_frequencies_messages_never_reveal_the_answer():
     rng = np.random.default_rng(3)
-    wrong = [RIGHT * 1.5, RIGHT[::-1], RIGHT + rng.normal(scale=1e-3, size=RIGHT.shape), RIGHT[:, :10],
-             np.zeros((2, 64)), RIGHT.T]
+    wrong = [
+        RIGHT * 1.5,
+        RIGHT[::-1],
+        RIGHT + rng.normal(scale=1e-3, size=RIGHT.shape),
+        RIGHT[:, :10],
+        np.zeros((2, 64)),
+        RIGHT.T,
+    ]
     for row in (0, 1):
         for pair in (0, 5, 63):
             answer = RIGHT.copy()

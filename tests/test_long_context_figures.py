@@ -48,8 +48,9 @@ def test_stretch_factors_reject_bad_input(kwargs, exception, words):
 
 def test_angle_errors_leave_out_zero_and_overflow():
     t = np.array([1.0, 10.0, 100.0, 1000.0])
-    ax = plot_angle_errors(t, {"a": [0.0, 1e-3, 1e-2, np.inf], "b": [1e-8, 1e-7, 1e-6, 1e-5]},
-                           references={"pi": math.pi}, title="errors")
+    ax = plot_angle_errors(
+        t, {"a": [0.0, 1e-3, 1e-2, np.inf], "b": [1e-8, 1e-7, 1e-6, 1e-5]}, references={"pi": math.pi}, title="errors"
+    )
     np.testing.assert_array_equal(ax.lines[0].get_xdata(), [10.0, 100.0])
     np.testing.assert_array_equal(ax.lines[1].get_xdata(), t)
     assert ax.lines[2].get_ydata()[0] == math.pi

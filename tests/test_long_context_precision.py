@@ -145,8 +145,7 @@ def test_round_to_precision_float16_against_enumeration():
     x = np.exp(rng.uniform(np.log(1e-4), np.log(6.5e4), size=20000))
     ties = (grid[5000:7000] + grid[5001:7001]) / 2
     for sample in (x, ties):
-        np.testing.assert_array_equal(round_to_precision(sample, "float16"),
-                                      _nearest_ties_to_even(sample, grid, gbits))
+        np.testing.assert_array_equal(round_to_precision(sample, "float16"), _nearest_ties_to_even(sample, grid, gbits))
 
 
 def test_round_to_precision_limits_from_finfo():
@@ -191,8 +190,9 @@ def test_rope_angles_products_are_correctly_rounded():
     theta16 = theta.astype(np.float16)
     with np.errstate(over="ignore"):
         expected16 = (t16[:, None] * theta16[None, :]).astype(np.float64)
-    np.testing.assert_array_equal(rope_angles(t16.astype(np.float64), theta16.astype(np.float64), "float16"),
-                                  expected16)
+    np.testing.assert_array_equal(
+        rope_angles(t16.astype(np.float64), theta16.astype(np.float64), "float16"), expected16
+    )
 
 
 @pytest.mark.parametrize("dtype, bits", [("float16", 11), ("bfloat16", 8), ("float32", 24)])
@@ -218,8 +218,7 @@ def test_colliding_positions_by_hand():
     # bfloat16: 257 -> 256; 259, 261 -> 260 (ties to even); 258 stays alone
     np.testing.assert_array_equal(colliding_positions(np.arange(250, 262), "bfloat16"), [256, 257, 259, 260, 261])
     # float32: 2**24 + 1 -> 2**24
-    np.testing.assert_array_equal(colliding_positions(np.arange(2**24 - 2, 2**24 + 3), "float32"),
-                                  [2**24, 2**24 + 1])
+    np.testing.assert_array_equal(colliding_positions(np.arange(2**24 - 2, 2**24 + 3), "float32"), [2**24, 2**24 + 1])
     # overflow: 65520 and 70000 both become inf in float16
     np.testing.assert_array_equal(colliding_positions([65519, 65520, 70000], "float16"), [65520, 70000])
     assert colliding_positions([5, 5, 5], "float16").size == 0  # repeats are one position
@@ -227,9 +226,14 @@ def test_colliding_positions_by_hand():
     assert colliding_positions(100000, "float64").size == 0
 
 
-@pytest.mark.parametrize("dtype, nmant", [("float16", np.finfo(np.float16).nmant),
-                                          ("bfloat16", np.finfo(np.float32).nmant - 16),
-                                          ("float32", np.finfo(np.float32).nmant)])
+@pytest.mark.parametrize(
+    "dtype, nmant",
+    [
+        ("float16", np.finfo(np.float16).nmant),
+        ("bfloat16", np.finfo(np.float32).nmant - 16),
+        ("float32", np.finfo(np.float32).nmant),
+    ],
+)
 def test_first_collision_is_two_to_the_significand_bits(dtype, nmant):
     limit = 2 ** (nmant + 1)
     start = max(limit - 1000, 0)

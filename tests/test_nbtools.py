@@ -31,7 +31,10 @@ def test_normalize_strips_widget_state_and_timing():
     nb.metadata["language_info"] = {"name": "python", "version": "3.11.7"}
     nb.cells[1].metadata["execution"] = {"iopub.execute_input": "2026-01-01T00:00:00"}
     nb.cells[1].outputs = [
-        new_output("display_data", data={"application/vnd.jupyter.widget-view+json": {"model_id": "abc"}, "text/plain": "VBox()"}),
+        new_output(
+            "display_data",
+            data={"application/vnd.jupyter.widget-view+json": {"model_id": "abc"}, "text/plain": "VBox()"},
+        ),
         new_output("stream", name="stdout", text="kept\n"),
     ]
     nbtools.normalize(nb)
@@ -52,7 +55,9 @@ def test_normalize_merges_a_stream_split_by_timing():
     ]
     nbtools.normalize(nb)
     assert [(o.name, o.text) for o in nb.cells[1].outputs] == [
-        ("stdout", "first line\nsecond line\n"), ("stderr", "a warning\n"), ("stdout", "after\n"),
+        ("stdout", "first line\nsecond line\n"),
+        ("stderr", "a warning\n"),
+        ("stdout", "after\n"),
     ]
 
 
@@ -61,10 +66,21 @@ def test_normalize_merges_a_stream_split_by_timing():
     [
         (lambda nb: setattr(nb.cells[3], "execution_count", None), "unexecuted"),
         (lambda nb: setattr(nb.cells[3], "execution_count", 7), "top to bottom"),
-        (lambda nb: nb.cells[1].outputs.append(new_output("error", ename="ValueError", evalue="", traceback=[])), "error output"),
+        (
+            lambda nb: nb.cells[1].outputs.append(new_output("error", ename="ValueError", evalue="", traceback=[])),
+            "error output",
+        ),
         (lambda nb: nb.cells[1].outputs.append(new_output("stream", name="stderr", text="warn")), "stderr"),
-        (lambda nb: nb.cells[1].outputs.append(new_output("stream", name="stdout", text="/home/alice/x.py")), "machine path"),
-        (lambda nb: nb.cells[1].outputs.append(new_output("stream", name="stdout", text="<Foo object at 0x7f3a2b1c9d40>")), "memory address"),
+        (
+            lambda nb: nb.cells[1].outputs.append(new_output("stream", name="stdout", text="/home/alice/x.py")),
+            "machine path",
+        ),
+        (
+            lambda nb: nb.cells[1].outputs.append(
+                new_output("stream", name="stdout", text="<Foo object at 0x7f3a2b1c9d40>")
+            ),
+            "memory address",
+        ),
         (lambda nb: nb.metadata.update(widgets={}), "widget state"),
     ],
 )
@@ -85,17 +101,17 @@ def test_error_allowed_when_tagged():
 @pytest.mark.parametrize(
     "text, figures",
     [
-        ("largest error 2.3e-13", ["2.3e-13"]),           # the noise itself
+        ("largest error 2.3e-13", ["2.3e-13"]),  # the noise itself
         ("| 1 | 9999 | 62.093684 | 3.8e-12 |", ["3.8e-12"]),  # in a Markdown table
         ("residual 9e-16 and 1.1E-15", ["9e-16", "1.1E-15"]),
-        ("residual 1e-15", ["1e-15"]),                    # a power of ten, but not called a bound
+        ("residual 1e-15", ["1e-15"]),  # a power of ten, but not called a bound
         ("drift 0.00000000000123", ["0.00000000000123"]),
-        ("residual below 1e-12", []),                     # the asserted bound
+        ("residual below 1e-12", []),  # the asserted bound
         ("differ by less than 1e-10, within 1e-12, error < 1e-12, ≤ 1e-9", []),
-        ("largest error 0.0e+00", []),                    # exactly zero is exact everywhere
-        ("the closest pair differs by 1.3e-07", []),      # a real value, far above rounding
+        ("largest error 0.0e+00", []),  # exactly zero is exact everywhere
+        ("the closest pair differs by 1.3e-07", []),  # a real value, far above rounding
         ("median weight 2e-09, scale 3.2e+38, ptp 1.5", []),
-        ("run_1e-15_label", []),                          # part of a word
+        ("run_1e-15_label", []),  # part of a word
     ],
 )
 def test_rounding_level_figures(text, figures):
@@ -104,8 +120,11 @@ def test_rounding_level_figures(text, figures):
 
 def test_audit_names_the_cell_and_the_figure():
     nb = _notebook()
-    nb.cells[3].outputs = [new_output("execute_result", execution_count=2,
-                                      data={"text/markdown": "| φ | spread |\n|---|---|\n| 1 | 4.4e-12 |"})]
+    nb.cells[3].outputs = [
+        new_output(
+            "execute_result", execution_count=2, data={"text/markdown": "| φ | spread |\n|---|---|\n| 1 | 4.4e-12 |"}
+        )
+    ]
     problems = nbtools.audit(nb)
     assert len(problems) == 1 and "cell 3" in problems[0] and "4.4e-12" in problems[0], problems
     nb.cells[3].outputs = [new_output("stream", name="stdout", text="spread below 1e-9\n")]

@@ -14,6 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import nbtools  # noqa: E402
+
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 BIB_KEYS = set(re.findall(r"@\w+\{([^,\s]+),", (ROOT / "book" / "references.bib").read_text()))
 
@@ -115,7 +116,7 @@ def test_one_explorer_with_static_companion(chapter):
     assert len(explorers) == 1
     cell = cells[explorers[0]]
     assert {"nbval-ignore-output", "remove-output"} <= set(_tags(cell))
-    later = "\n".join(c.source for c in cells[explorers[0]:] if c.cell_type == "markdown")
+    later = "\n".join(c.source for c in cells[explorers[0] :] if c.cell_type == "markdown")
     assert "static companion" in later
 
 
@@ -192,7 +193,9 @@ def test_key_takeaways_and_next(chapter):
 
 def test_citations_resolve(chapter):
     _, nb, _ = chapter
-    keys = [k.strip() for group in re.findall(r"\{cite[pt]?\}`([^`]+)`", "\n".join(_markdown(nb))) for k in group.split(",")]
+    keys = [
+        k.strip() for group in re.findall(r"\{cite[pt]?\}`([^`]+)`", "\n".join(_markdown(nb))) for k in group.split(",")
+    ]
     assert keys, "no citations"
     assert set(keys) <= BIB_KEYS, set(keys) - BIB_KEYS
 

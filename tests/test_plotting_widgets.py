@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 
-
 def test_core_package_imports_neither_matplotlib_nor_ipywidgets():
     code = (
         "import sys, posenc_helpers, posenc_helpers.checks\n"
@@ -50,7 +49,8 @@ def _explorer_classes():
     import posenc_helpers.widgets as widgets
 
     return [
-        getattr(widgets, name) for name in widgets.__all__
+        getattr(widgets, name)
+        for name in widgets.__all__
         if isinstance(getattr(widgets, name), type)
         and issubclass(getattr(widgets, name), widgets.FigureExplorer)
         and getattr(widgets, name) is not widgets.FigureExplorer

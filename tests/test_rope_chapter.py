@@ -46,19 +46,23 @@ BAD_INPUT_CASES = [
 # --------------------------------------------------------------------------- rotation matrix
 # head_dim 4, base 4: theta = [4**0, 4**(-1/2)] = [1, 0.5]. At position pi, pair 0 turns by pi
 # (the block is -I) and pair 1 by pi/2 (the block [[0, -1], [1, 0]]).
-R_PI_INTERLEAVED = np.array([
-    [-1.0, 0.0, 0.0, 0.0],
-    [0.0, -1.0, 0.0, 0.0],
-    [0.0, 0.0, 0.0, -1.0],
-    [0.0, 0.0, 1.0, 0.0],
-])
+R_PI_INTERLEAVED = np.array(
+    [
+        [-1.0, 0.0, 0.0, 0.0],
+        [0.0, -1.0, 0.0, 0.0],
+        [0.0, 0.0, 0.0, -1.0],
+        [0.0, 0.0, 1.0, 0.0],
+    ]
+)
 # Half-split: pair 0 is features (0, 2), pair 1 features (1, 3).
-R_PI_HALF = np.array([
-    [-1.0, 0.0, 0.0, 0.0],
-    [0.0, 0.0, 0.0, -1.0],
-    [0.0, 0.0, -1.0, 0.0],
-    [0.0, 1.0, 0.0, 0.0],
-])
+R_PI_HALF = np.array(
+    [
+        [-1.0, 0.0, 0.0, 0.0],
+        [0.0, 0.0, 0.0, -1.0],
+        [0.0, 0.0, -1.0, 0.0],
+        [0.0, 1.0, 0.0, 0.0],
+    ]
+)
 
 
 def test_rotation_matrix_by_hand():
@@ -79,8 +83,7 @@ def test_rotation_matrix_agrees_with_apply_rope_and_composes(layout):
             r_n = rope_rotation_matrix(n, head_dim, layout=layout)
             np.testing.assert_allclose(r_m @ x, apply_rope(x[None], [m], layout=layout)[0], atol=1e-12)
             np.testing.assert_allclose(r_m.T @ r_m, np.eye(head_dim), atol=1e-13)
-            np.testing.assert_allclose(r_m.T @ r_n, rope_rotation_matrix(n - m, head_dim, layout=layout),
-                                       atol=1e-11)
+            np.testing.assert_allclose(r_m.T @ r_n, rope_rotation_matrix(n - m, head_dim, layout=layout), atol=1e-11)
 
 
 def test_rotation_matrix_shape_and_dtype():
@@ -103,15 +106,18 @@ def test_layout_permutation_maps_one_layout_onto_the_other(head_dim):
     assert sorted(perm.tolist()) == list(range(head_dim))
     x = rng.normal(size=(3, 10, head_dim))
     t = rng.uniform(-500.0, 500.0, size=10)
-    np.testing.assert_allclose(apply_rope(x[..., perm], t, layout="half"),
-                               apply_rope(x, t, layout="interleaved")[..., perm], atol=1e-12)
+    np.testing.assert_allclose(
+        apply_rope(x[..., perm], t, layout="half"), apply_rope(x, t, layout="interleaved")[..., perm], atol=1e-12
+    )
     # And back with the inverse permutation.
     inverse = np.argsort(perm)
-    np.testing.assert_allclose(apply_rope(x, t, layout="half")[..., inverse],
-                               apply_rope(x[..., inverse], t, layout="interleaved"), atol=1e-12)
+    np.testing.assert_allclose(
+        apply_rope(x, t, layout="half")[..., inverse], apply_rope(x[..., inverse], t, layout="interleaved"), atol=1e-12
+    )
     p = np.eye(head_dim)[perm]
-    np.testing.assert_allclose(rope_rotation_matrix(3.0, head_dim, layout="half"),
-                               p @ rope_rotation_matrix(3.0, head_dim) @ p.T, atol=1e-15)
+    np.testing.assert_allclose(
+        rope_rotation_matrix(3.0, head_dim, layout="half"), p @ rope_rotation_matrix(3.0, head_dim) @ p.T, atol=1e-15
+    )
 
 
 # --------------------------------------------------------------------------- decay bound
@@ -132,8 +138,9 @@ def test_decay_bound_by_hand():
     # head_dim 4, base 4: theta = [1, 0.5].
     # r = pi: S_1 = e^{i pi} = -1, S_2 = -1 + e^{i pi/2} = -1 + i; mean (1 + sqrt 2) / 2.
     # r = 2 pi: S_1 = 1, S_2 = 1 + e^{i pi} = 0; mean 1/2.
-    np.testing.assert_allclose(rope_decay_bound([math.pi, 2 * math.pi], 4, base=4.0),
-                               [(1 + math.sqrt(2)) / 2, 0.5], atol=1e-15)
+    np.testing.assert_allclose(
+        rope_decay_bound([math.pi, 2 * math.pi], 4, base=4.0), [(1 + math.sqrt(2)) / 2, 0.5], atol=1e-15
+    )
 
 
 def test_decay_bound_matches_loops_and_is_symmetric():
@@ -186,7 +193,7 @@ def _rotate_by_loop(vector, m, thetas, layout="interleaved"):
 def _head_query(head=HEAD, w=W_Q):
     q = [sum(X[r] * w[r, c] for r in range(D_MODEL)) for c in range(D_MODEL)]
     head_dim = D_MODEL // N_HEADS
-    return np.array(q[head * head_dim:(head + 1) * head_dim])
+    return np.array(q[head * head_dim : (head + 1) * head_dim])
 
 
 def _thetas(width, count, sign=-2.0):

@@ -65,12 +65,14 @@ def test_swapped_block_works_on_encoding_rows():
 # by pi/2. Concat columns are [sin0, sin1, cos0, cos1].
 #   sin0' = -sin0, cos0' = -cos0               (turn by pi)
 #   sin1' = cos1,  cos1' = -sin1               (turn by pi/2: sin' = c sin + s cos, cos' = -s sin + c cos)
-CONCAT_RIGHT = np.array([
-    [-1.0, 0.0, 0.0, 0.0],
-    [0.0, 0.0, 0.0, 1.0],
-    [0.0, 0.0, -1.0, 0.0],
-    [0.0, -1.0, 0.0, 0.0],
-])
+CONCAT_RIGHT = np.array(
+    [
+        [-1.0, 0.0, 0.0, 0.0],
+        [0.0, 0.0, 0.0, 1.0],
+        [0.0, 0.0, -1.0, 0.0],
+        [0.0, -1.0, 0.0, 0.0],
+    ]
+)
 
 
 def test_concat_shift_matrix_hand_worked():
@@ -85,12 +87,14 @@ def test_concat_shift_matrix_hand_worked():
 
 def test_concat_shift_matrix_wrong_answers():
     # The interleaved M(pi) at d=4, base=4: blocks [[-1, 0], [0, -1]] and [[0, 1], [-1, 0]].
-    interleaved = np.array([
-        [-1.0, 0.0, 0.0, 0.0],
-        [0.0, -1.0, 0.0, 0.0],
-        [0.0, 0.0, 0.0, 1.0],
-        [0.0, 0.0, -1.0, 0.0],
-    ])
+    interleaved = np.array(
+        [
+            [-1.0, 0.0, 0.0, 0.0],
+            [0.0, -1.0, 0.0, 0.0],
+            [0.0, 0.0, 0.0, 1.0],
+            [0.0, 0.0, -1.0, 0.0],
+        ]
+    )
     with pytest.raises(CheckFailed, match="interleaved layout"):
         check_concat_shift_matrix(interleaved, offset=np.pi, d_model=4, base=4.0)
     with pytest.raises(CheckFailed, match="shifts by -φ"):

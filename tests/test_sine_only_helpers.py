@@ -9,9 +9,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
+from posenc_helpers import collision_scan
 from posenc_helpers.checks import CheckFailed, check_period_and_first_repeat, check_shift_residual
 from posenc_helpers.plotting import plot_collision_scan, plot_phase_circle, plot_sine_columns
-from posenc_helpers import collision_scan
 from posenc_helpers.widgets import SineCollisionExplorer
 
 
@@ -22,6 +22,7 @@ def _close_figures():
 
 
 # ---------------------------------------------------------------- collision_scan
+
 
 def test_collision_scan_quarter_turn_by_hand():
     # omega = pi/2: sin takes 0, 1, 0, -1, 0, 1, 0, -1 at t = 0..7 and the slope cos
@@ -73,6 +74,7 @@ def test_collision_scan_rejects_bad_input(kwargs, exception, words):
 
 # ---------------------------------------------------------------- figures
 
+
 def test_plot_collision_scan_draws_and_counts():
     ax = plot_collision_scan(1.0, 1000, 0, 1e-3, title="scan")
     assert ax.get_title() == "scan" and ax.get_yscale() == "log"
@@ -121,6 +123,7 @@ def test_plot_sine_columns_one_panel_per_column():
 
 
 # ---------------------------------------------------------------- explorer
+
 
 def test_explorer_reacts_to_controls():
     explorer = SineCollisionExplorer(n_positions=1000)

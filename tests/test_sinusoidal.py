@@ -19,9 +19,7 @@ from posenc_helpers import (
 def test_worked_example_d4():
     # d = 4: omega_0 = 10000**0 = 1, omega_1 = 10000**(-2/4) = 1/100.
     table = sinusoidal_encoding(3, 4)
-    expected = np.array(
-        [[math.sin(t), math.cos(t), math.sin(t / 100), math.cos(t / 100)] for t in range(3)]
-    )
+    expected = np.array([[math.sin(t), math.cos(t), math.sin(t / 100), math.cos(t / 100)] for t in range(3)])
     np.testing.assert_allclose(table, expected, rtol=0, atol=1e-15)
     # The rounded row quoted in the book: [0.909, -0.416, 0.020, 1.000].
     np.testing.assert_array_equal(np.round(table[2], 3), [0.909, -0.416, 0.020, 1.000])
@@ -58,9 +56,7 @@ def test_concat_layout_is_a_column_permutation():
 
 def test_positions_count_and_list_agree():
     np.testing.assert_array_equal(sinusoidal_encoding(5, 8), sinusoidal_encoding([0, 1, 2, 3, 4], 8))
-    np.testing.assert_array_equal(
-        sinusoidal_encoding(np.int64(5), 8), sinusoidal_encoding(np.arange(5), 8)
-    )
+    np.testing.assert_array_equal(sinusoidal_encoding(np.int64(5), 8), sinusoidal_encoding(np.arange(5), 8))
 
 
 def test_empty_and_edge_cases():

@@ -192,8 +192,7 @@ def test_concat_readout_agrees_with_the_tables():
 
 @pytest.mark.parametrize(
     "readout, exception",
-    [(np.ones(5), ValueError), (np.ones((2, 2, 2)), ValueError), (np.ones(0), ValueError),
-     (["a", "b"], TypeError)],
+    [(np.ones(5), ValueError), (np.ones((2, 2, 2)), ValueError), (np.ones(0), ValueError), (["a", "b"], TypeError)],
 )
 def test_concat_readout_rejects_bad_readouts(readout, exception):
     with pytest.raises(exception, match="readout"):

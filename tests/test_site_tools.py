@@ -38,8 +38,14 @@ def test_each_script_is_written_once():
         return SimpleNamespace(filename=filename, attributes=attributes)
 
     thebe = "const THEBE_JS_URL = 'x'"
-    scripts = [script("_static/a.js"), script(None, body=thebe), script("_static/b.js", **{"async": "async"}),
-               script("", body=thebe), script("_static/a.js"), script(None, body="let other = 1")]
+    scripts = [
+        script("_static/a.js"),
+        script(None, body=thebe),
+        script("_static/b.js", **{"async": "async"}),
+        script("", body=thebe),
+        script("_static/a.js"),
+        script(None, body="let other = 1"),
+    ]
     context = {"script_files": scripts}
     unique_scripts._deduplicate_scripts(None, "page", "page.html", context, None)
     kept = [(s.filename, s.attributes.get("body")) for s in context["script_files"]]

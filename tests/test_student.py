@@ -10,9 +10,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from _solutions import exercise_labels, solution_lines, strings_in
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from _solutions import exercise_labels, solution_lines, strings_in
 from posenc_helpers.student import main, student_notebook, write_student_copies
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,17 +25,25 @@ def _notebook() -> dict:
         new_code_cell("x = 1", execution_count=1, outputs=[new_output("stream", name="stdout", text="1")]),
         new_markdown_cell("```{exercise-start}\n:label: ex-09-it\n```\nDo it."),
         new_code_cell("answer = None\ncheck_it(answer)", execution_count=2),
-        new_markdown_cell("```{exercise-end}\n```\n\n```{solution-start} ex-09-it\n:class: dropdown\n```\nWhy it works."),
-        new_code_cell("answer = 42  # the secret\ncheck_it(answer)", execution_count=3,
-                      metadata={"tags": ["solution"], "execution": {"iopub.status.idle": "2026-01-01"}},
-                      outputs=[new_output("stream", name="stdout", text="Correct: 42")]),
+        new_markdown_cell(
+            "```{exercise-end}\n```\n\n```{solution-start} ex-09-it\n:class: dropdown\n```\nWhy it works."
+        ),
+        new_code_cell(
+            "answer = 42  # the secret\ncheck_it(answer)",
+            execution_count=3,
+            metadata={"tags": ["solution"], "execution": {"iopub.status.idle": "2026-01-01"}},
+            outputs=[new_output("stream", name="stdout", text="Correct: 42")],
+        ),
         new_markdown_cell("```{solution-end}\n```"),
         new_markdown_cell("## Key takeaways"),
     ]
-    nb = new_notebook(cells=cells, metadata={
-        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-        "widgets": {"state": {"secret": 42}},
-    })
+    nb = new_notebook(
+        cells=cells,
+        metadata={
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+            "widgets": {"state": {"secret": 42}},
+        },
+    )
     return json.loads(nbformat.writes(nb))
 
 
@@ -49,9 +57,17 @@ def test_solutions_outputs_and_execution_metadata_are_dropped():
     nb = _notebook()
     student = student_notebook(nb)
     sources = [c["source"] for c in student["cells"]]
-    assert sources == ["# 9. A chapter", "x = 1", "```{exercise-start}\n:label: ex-09-it\n```\nDo it.",
-                       "answer = None\ncheck_it(answer)", "```{exercise-end}\n```", "## Key takeaways"]
-    assert all(c["outputs"] == [] and c["execution_count"] is None for c in student["cells"] if c["cell_type"] == "code")
+    assert sources == [
+        "# 9. A chapter",
+        "x = 1",
+        "```{exercise-start}\n:label: ex-09-it\n```\nDo it.",
+        "answer = None\ncheck_it(answer)",
+        "```{exercise-end}\n```",
+        "## Key takeaways",
+    ]
+    assert all(
+        c["outputs"] == [] and c["execution_count"] is None for c in student["cells"] if c["cell_type"] == "code"
+    )
     assert "widgets" not in student["metadata"] and student["metadata"]["kernelspec"]["name"] == "python3"
     assert "secret" not in json.dumps(student) and "Correct" not in json.dumps(student)
     assert len(nb["cells"]) == 8 and nb["cells"][5]["outputs"]  # the input is untouched
@@ -72,11 +88,13 @@ def test_a_solved_exercise_cell_becomes_a_stub():
 
 def test_plain_solution_directives_are_cut_from_markdown():
     nb = _notebook()
-    nb["cells"].append(new_markdown_cell(
-        "```{exercise}\n:label: ex-explain\n\nExplain it.\n```\n\n"
-        "```{solution} ex-explain\n:class: dropdown\n\nThe secret answer.\n```\n\n"
-        "::::{solution} ex-explain\nAnother secret.\n::::\nAfter."
-    ))
+    nb["cells"].append(
+        new_markdown_cell(
+            "```{exercise}\n:label: ex-explain\n\nExplain it.\n```\n\n"
+            "```{solution} ex-explain\n:class: dropdown\n\nThe secret answer.\n```\n\n"
+            "::::{solution} ex-explain\nAnother secret.\n::::\nAfter."
+        )
+    )
     text = student_notebook(nb)["cells"][-1]["source"]
     assert "Explain it." in text and "After." in text
     assert "secret" not in text.lower() and "{solution}" not in text
@@ -93,8 +111,7 @@ def test_attachments_of_dropped_cells_go_too():
     [
         (lambda nb: nb["cells"].pop(6), "solution-end"),
         (lambda nb: nb["cells"].insert(1, new_markdown_cell("```{solution-end}\n```")), "solution-start"),
-        (lambda nb: nb["cells"].__setitem__(4, new_markdown_cell("```{solution-start} ex-09-it\n```")),
-         "exercise-end"),
+        (lambda nb: nb["cells"].__setitem__(4, new_markdown_cell("```{solution-start} ex-09-it\n```")), "exercise-end"),
         (lambda nb: nb.__setitem__("nbformat", 3), "nbformat 4"),
     ],
 )
@@ -158,7 +175,9 @@ def test_clear_errors_from_the_command_line(tmp_path, make_args, message):
     (tmp_path / "notes.txt").write_text("mine")
     result = subprocess.run(
         [sys.executable, "-m", "posenc_helpers.student", *map(str, make_args(tmp_path))],
-        capture_output=True, text=True, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
     )
     assert result.returncode == 2
     assert message in result.stderr and "Traceback" not in result.stderr
@@ -178,8 +197,9 @@ def test_chapter_student_copy_has_no_solution_line_and_every_exercise(path):
     student_lines = {line.strip() for s in strings for line in s.splitlines()}
     # A solution line may not appear as a line anywhere in the copy, nor (when it is long
     # enough to be distinctive) inside any string of it: outputs, metadata, attachments.
-    leaked = sorted(line for line in lines
-                    if line in student_lines or (len(line) >= 30 and any(line in s for s in strings)))
+    leaked = sorted(
+        line for line in lines if line in student_lines or (len(line) >= 30 and any(line in s for s in strings))
+    )
     assert not leaked, leaked
 
     labels = exercise_labels(nb)
@@ -187,6 +207,11 @@ def test_chapter_student_copy_has_no_solution_line_and_every_exercise(path):
     student_text = "\n".join(c["source"] for c in student["cells"])
     assert all(f":label: {label}" in student_text for label in labels)
     assert all(c["outputs"] == [] for c in student["cells"] if c["cell_type"] == "code")
-    checks = [c for c in student["cells"] if c["cell_type"] == "code" and "posenc_helpers.checks" not in c["source"]
-              and re.search(r"\bcheck_\w+\(", c["source"])]
+    checks = [
+        c
+        for c in student["cells"]
+        if c["cell_type"] == "code"
+        and "posenc_helpers.checks" not in c["source"]
+        and re.search(r"\bcheck_\w+\(", c["source"])
+    ]
     assert checks, "the automatic-check cells must stay"

@@ -46,18 +46,23 @@ def draw(size_inches: float, line: float, *, arc: bool = True) -> plt.Figure:
     circle = np.linspace(0, 2 * np.pi, 241)
     ax.plot(np.cos(circle), np.sin(circle), color=GREY, linewidth=1.2 * line)
     for angle, colour in ((START, BLUE), (START + TURN, ORANGE)):
-        ax.plot([0, np.cos(angle)], [0, np.sin(angle)], color=colour, linewidth=2.2 * line,
-                solid_capstyle="round")
+        ax.plot([0, np.cos(angle)], [0, np.sin(angle)], color=colour, linewidth=2.2 * line, solid_capstyle="round")
         ax.plot([np.cos(angle)], [np.sin(angle)], "o", color=colour, markersize=min(5.5 * line, 22.0))
     if not arc:
         return fig
     along = np.linspace(START + 0.18, START + TURN - 0.22, 60)
     ax.plot(0.55 * np.cos(along), 0.55 * np.sin(along), color=ORANGE, linewidth=1.4 * line)
     tip = START + TURN - 0.2
-    ax.add_patch(FancyArrowPatch(
-        (0.55 * np.cos(tip - 0.05), 0.55 * np.sin(tip - 0.05)), (0.55 * np.cos(tip), 0.55 * np.sin(tip)),
-        arrowstyle="-|>", mutation_scale=9 * line, color=ORANGE, linewidth=0,
-    ))
+    ax.add_patch(
+        FancyArrowPatch(
+            (0.55 * np.cos(tip - 0.05), 0.55 * np.sin(tip - 0.05)),
+            (0.55 * np.cos(tip), 0.55 * np.sin(tip)),
+            arrowstyle="-|>",
+            mutation_scale=9 * line,
+            color=ORANGE,
+            linewidth=0,
+        )
+    )
     return fig
 
 

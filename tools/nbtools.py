@@ -44,9 +44,7 @@ _ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]{6,}\b|<[^<>]* object at 0x[0-9a-fA-F]
 # many leading zeros and smaller than ROUNDING_LEVEL is such a figure, unless it is
 # a power of ten that the text just before calls a bound.
 ROUNDING_LEVEL = 1e-9
-_SMALL_NUMBER = re.compile(
-    r"(?<![\w.])(?P<number>[-+]?(?:\d+(?:\.\d*)?|\.\d+)[eE][-+]?\d+|[-+]?0\.0{8,}\d+)(?![\w.])"
-)
+_SMALL_NUMBER = re.compile(r"(?<![\w.])(?P<number>[-+]?(?:\d+(?:\.\d*)?|\.\d+)[eE][-+]?\d+|[-+]?0\.0{8,}\d+)(?![\w.])")
 _BOUND_WORDS = re.compile(r"(?:below|under|than|within|at most|tolerance|bound|<|≤|<=)\s*$", re.IGNORECASE)
 _TEXT_MIMETYPES = ("text/plain", "text/markdown", "text/html", "text/latex")
 
@@ -76,8 +74,12 @@ def normalize(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
             previous = outputs[-1] if outputs else None
             # How print() output is cut into stream messages depends on flush timing;
             # one stream output per run of the same stream makes the file deterministic.
-            if (output.output_type == "stream" and previous is not None
-                    and previous.output_type == "stream" and previous.name == output.name):
+            if (
+                output.output_type == "stream"
+                and previous is not None
+                and previous.output_type == "stream"
+                and previous.name == output.name
+            ):
                 previous.text += output.text
                 continue
             outputs.append(output)
@@ -154,7 +156,7 @@ def rounding_level_figures(text: str) -> list[str]:
             continue
         mantissa = float(re.split("[eE]", number)[0]) if "e" in number.lower() else None
         is_power_of_ten = mantissa is not None and abs(mantissa) == 1.0
-        if is_power_of_ten and _BOUND_WORDS.search(text[max(0, match.start() - 20):match.start()]):
+        if is_power_of_ten and _BOUND_WORDS.search(text[max(0, match.start() - 20) : match.start()]):
             continue
         found.append(number)
     return found
@@ -211,7 +213,9 @@ def measure(paths: list[Path]) -> list[tuple[Path, float, float]]:
     for path in paths:
         result = subprocess.run(
             [sys.executable, __file__, "_measure_one", str(path)],
-            check=True, capture_output=True, text=True,
+            check=True,
+            capture_output=True,
+            text=True,
         )
         seconds, mib = result.stdout.split()[-2:]
         rows.append((path, float(seconds), float(mib)))

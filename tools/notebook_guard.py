@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from nbtools import audit_paths
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
-
-from nbtools import audit_paths
 
 
 def _check(app: Sphinx) -> None:
@@ -22,9 +21,7 @@ def _check(app: Sphinx) -> None:
     report = audit_paths(notebooks)
     if report:
         lines = [
-            f"{path.relative_to(app.srcdir)}: {problem}"
-            for path, problems in report.items()
-            for problem in problems
+            f"{path.relative_to(app.srcdir)}: {problem}" for path, problems in report.items() for problem in problems
         ]
         raise ExtensionError("notebooks are not ready to publish:\n  " + "\n  ".join(lines))
 

@@ -57,9 +57,7 @@ def _configure(app: Sphinx, config: Config) -> None:
         # The hidden MathML copy for assistive technology asks for the TeX fonts
         # (MathJax_AMS and others), which this package does not ship; point those
         # @font-face rules at local() sources so no request 404s.
-        "NativeMML": {
-            "styles": {f"@font-face /*{i}*/": {"src": "local('MathJax_Unavailable')"} for i in range(1, 7)}
-        },
+        "NativeMML": {"styles": {f"@font-face /*{i}*/": {"src": "local('MathJax_Unavailable')"} for i in range(1, 7)}},
         "messageStyle": "none",
     }
 

@@ -40,8 +40,16 @@ def main() -> int:
         + yaml.safe_dump(student_config(), sort_keys=False, allow_unicode=True)
     )
     command = [
-        str(Path(sys.executable).with_name("jupyter-book")), "build", str(ROOT),
-        "--config", str(config_path), "--path-output", str(OUT), "-W", "-n", "--keep-going",
+        str(Path(sys.executable).with_name("jupyter-book")),
+        "build",
+        str(ROOT),
+        "--config",
+        str(config_path),
+        "--path-output",
+        str(OUT),
+        "-W",
+        "-n",
+        "--keep-going",
     ]
     result = subprocess.run(command, cwd=ROOT)
     if result.returncode == 0:

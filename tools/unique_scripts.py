@@ -21,8 +21,10 @@ def _deduplicate_scripts(app: Any, pagename: str, templatename: str, context: di
     for script in scripts:
         # The same file or inline body twice, whatever priority each was given.
         # (An inline script's file name is None in one registration and "" in the other.)
-        key = (str(getattr(script, "filename", script) or ""),
-               tuple(sorted((k, str(v)) for k, v in getattr(script, "attributes", {}).items())))
+        key = (
+            str(getattr(script, "filename", script) or ""),
+            tuple(sorted((k, str(v)) for k, v in getattr(script, "attributes", {}).items())),
+        )
         if key not in seen:
             seen.add(key)
             unique.append(script)

@@ -11,22 +11,22 @@ Checks are grouped by the idea they test, one module each.
 """
 
 from ._core import CheckFailed, CheckResult
+from .alibi import check_alibi_head_bias, check_alibi_slopes
+from .comparison import check_alibi_weight_factor, check_offset_keys
+from .lab import check_length_jumps, check_unseen_pairs
+from .learned import check_clipped_distances, check_t5_buckets
+from .long_context import check_first_interpolated_collision, check_rescaled_frequencies
+from .naive import check_first_dominant_position, check_step_table
 from .order import (
     check_equivariant_prediction,
     check_permutation_matrix,
     check_symmetry_preserving_signal,
 )
-from .naive import check_first_dominant_position, check_step_table
+from .rope import check_converted_projection, check_rotated_query
+from .rotation import check_concat_shift_matrix, check_shift_matrix, check_swapped_rotation_block
 from .sine_only import check_period_and_first_repeat, check_shift_residual
 from .sinusoidal import check_concat_readout, check_dimension_wavelength, check_encoding_row
-from .rotation import check_concat_shift_matrix, check_shift_matrix, check_swapped_rotation_block
-from .rope import check_converted_projection, check_rotated_query
-from .alibi import check_alibi_head_bias, check_alibi_slopes
-from .learned import check_clipped_distances, check_t5_buckets
-from .long_context import check_first_interpolated_collision, check_rescaled_frequencies
-from .comparison import check_alibi_weight_factor, check_offset_keys
 
-from .lab import check_length_jumps, check_unseen_pairs
 __all__ = [
     "CheckFailed",
     "CheckResult",

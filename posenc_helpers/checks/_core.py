@@ -18,7 +18,8 @@ Placed last in a cell, the result shows its message; a grader can use
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -78,7 +79,7 @@ def passed(message: str) -> CheckResult:
 
 def _format_index(index: tuple[int, ...], axes: Sequence[str]) -> str:
     names = list(axes) + [f"axis {i}" for i in range(len(axes), len(index))]
-    return ", ".join(f"{name} {i}" for name, i in zip(names, index))
+    return ", ".join(f"{name} {i}" for name, i in zip(names, index, strict=False))
 
 
 def as_answer_array(answer: Any, name: str) -> np.ndarray:
@@ -87,8 +88,7 @@ def as_answer_array(answer: Any, name: str) -> np.ndarray:
         array = np.asarray(answer, dtype=np.float64)
     except (TypeError, ValueError):
         raise CheckFailed(
-            f"{name} should be a numpy array of numbers; got {type(answer).__name__}, "
-            "which cannot be converted to one."
+            f"{name} should be a numpy array of numbers; got {type(answer).__name__}, which cannot be converted to one."
         ) from None
     return array
 
@@ -130,14 +130,11 @@ def compare_arrays(
         if array.ndim == 2 and array.shape == expected.shape[::-1]:
             hint = " It looks transposed."
         raise CheckFailed(
-            f"{name} should be {description}, of shape {expected.shape}; "
-            f"yours has shape {array.shape}.{hint}"
+            f"{name} should be {description}, of shape {expected.shape}; yours has shape {array.shape}.{hint}"
         )
     if not np.all(np.isfinite(array)):
         where = tuple(int(i) for i in np.argwhere(~np.isfinite(array))[0])
-        raise CheckFailed(
-            f"{name} holds a non-finite value (NaN or inf) at {_format_index(where, axes)}."
-        )
+        raise CheckFailed(f"{name} holds a non-finite value (NaN or inf) at {_format_index(where, axes)}.")
     close = np.isclose(array, expected, atol=atol, rtol=rtol)
     if close.all():
         return

@@ -74,8 +74,7 @@ def _slope_mistakes(n: int, expected: np.ndarray) -> list[tuple[np.ndarray, str]
             ),
             (
                 np.concatenate([_direct_slopes(lower, start=0), _direct_slopes(2 * lower, start=0)[0::2][:extra]]),
-                "off by one: the head number h runs from 1, so the first slope of p heads is 2^(-8/p), "
-                "never 1.",
+                "off by one: the head number h runs from 1, so the first slope of p heads is 2^(-8/p), never 1.",
             ),
         ]
     return [(m, hint) for m, hint in mistakes if not np.allclose(m, expected, rtol=1e-12, atol=0.0)]
@@ -215,22 +214,23 @@ def check_alibi_head_bias(answer: Any, slope: float, seq_len: int, *, first_quer
     bad = np.isnan(array) | np.isposinf(array)
     if bad.any():
         r, j = (int(x) for x in np.argwhere(bad)[0])
-        raise CheckFailed(
-            f"bias holds NaN or +inf at query {first + r}, key {j}; masked entries must be -inf."
-        )
+        raise CheckFailed(f"bias holds NaN or +inf at query {first + r}, key {j}; masked entries must be -inf.")
     masked = np.isneginf(array)
     if not np.array_equal(masked, future):
         if not masked.any():
             above = array[future]
             if np.all(above <= -1e4):
-                hint = ("the keys after the query are pushed down with a large finite number; use "
-                        "-np.inf, so that their weight is exactly 0.")
+                hint = (
+                    "the keys after the query are pushed down with a large finite number; use "
+                    "-np.inf, so that their weight is exactly 0."
+                )
             elif np.allclose(above, -m * np.abs(distance[future])):
-                hint = ("your matrix is -m|i - j|, the symmetric variant for models that see both "
-                        "directions. Here the future must be masked: keys j > i get -np.inf.")
+                hint = (
+                    "your matrix is -m|i - j|, the symmetric variant for models that see both "
+                    "directions. Here the future must be masked: keys j > i get -np.inf."
+                )
             else:
-                hint = ("the causal mask is missing: every key after its query (j > i) must be "
-                        "-np.inf.")
+                hint = "the causal mask is missing: every key after its query (j > i) must be -np.inf."
             raise CheckFailed(f"bias has no masked entries. Hint: {hint}")
         if first > 0:
             rows_from_zero = np.arange(rows)[:, None] < np.arange(n)[None, :]
@@ -247,8 +247,10 @@ def check_alibi_head_bias(answer: Any, slope: float, seq_len: int, *, first_quer
             )
         wrong = masked != future
         r, j = (int(x) for x in np.argwhere(wrong)[0])
-        should = "be masked with -inf (the key comes after the query)" if future[r, j] else (
-            "not be masked (the key is at or before the query)"
+        should = (
+            "be masked with -inf (the key comes after the query)"
+            if future[r, j]
+            else ("not be masked (the key is at or before the query)")
         )
         raise CheckFailed(
             f"bias masks the wrong entries: {int(wrong.sum())} of {array.size} differ. The first is "
@@ -261,15 +263,22 @@ def check_alibi_head_bias(answer: Any, slope: float, seq_len: int, *, first_quer
         return np.where(keep, matrix, 0.0)
 
     mistakes = [
-        (visible(-expected), "wrong sign: the bias is a penalty, -m (i - j), so it is 0 where the key is "
-                             "the query itself and more negative the further back the key is (i is the "
-                             "query, j the key)."),
-        (visible(m * np.broadcast_to(key, (rows, n))),
-         "this is the m·j shortcut. It gives the same attention under the causal mask, but the bias "
-         "asked for is -m (i - j): subtract m·i from the row of query i."),
+        (
+            visible(-expected),
+            "wrong sign: the bias is a penalty, -m (i - j), so it is 0 where the key is "
+            "the query itself and more negative the further back the key is (i is the "
+            "query, j the key).",
+        ),
+        (
+            visible(m * np.broadcast_to(key, (rows, n))),
+            "this is the m·j shortcut. It gives the same attention under the causal mask, but the bias "
+            "asked for is -m (i - j): subtract m·i from the row of query i.",
+        ),
         (visible(-distance), "the slope is missing: multiply the distance i - j by m."),
-        (visible(-m * (distance + 1.0)), "off by one: a token attending to itself (j = i) is at "
-                                         "distance 0, so its bias is 0."),
+        (
+            visible(-m * (distance + 1.0)),
+            "off by one: a token attending to itself (j = i) is at distance 0, so its bias is 0.",
+        ),
         (visible(-m * m * distance), "the slope appears twice: the bias is -m (i - j), linear in m."),
     ]
     compare_arrays(
@@ -277,8 +286,7 @@ def check_alibi_head_bias(answer: Any, slope: float, seq_len: int, *, first_quer
         visible(expected),
         name="bias",
         description=(
-            f"the causal ALiBi bias (rows: queries at positions {first} .. {n - 1}, columns: keys "
-            f"at 0 .. {n - 1})"
+            f"the causal ALiBi bias (rows: queries at positions {first} .. {n - 1}, columns: keys at 0 .. {n - 1})"
         ),
         axes=("query row", "key"),
         atol=1e-9,

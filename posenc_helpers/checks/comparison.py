@@ -168,9 +168,7 @@ def check_alibi_weight_factor(encode: Any, n_heads: int) -> CheckResult:
     if is_placeholder(encode):
         return not_attempted("your function encode(positions, seq_len)")
     if not callable(encode):
-        raise CheckFailed(
-            f"the answer should be a function encode(positions, seq_len); got {type(encode).__name__}."
-        )
+        raise CheckFailed(f"the answer should be a function encode(positions, seq_len); got {type(encode).__name__}.")
     seq_len = 40
     positions = np.arange(seq_len)
     try:
@@ -183,13 +181,19 @@ def check_alibi_weight_factor(encode: Any, n_heads: int) -> CheckResult:
     t = positions.astype(np.float64)[:, None]
     expected = np.exp(-t * slopes[None, :])
     mistakes = [
-        (np.exp(t * slopes[None, :]), "your factors grow with t: the bias is -m_h t, a penalty, so the factor is exp(-m_h t)."),
+        (
+            np.exp(t * slopes[None, :]),
+            "your factors grow with t: the bias is -m_h t, a penalty, so the factor is exp(-m_h t).",
+        ),
         (-t * slopes[None, :], "that is the bias -m_h t itself; the weight factor is its exponential."),
         (np.exp(-t / slopes[None, :]), "you divided by the slope; the bias is -m_h times t."),
     ]
     if n_heads > 1:
         mistakes.append(
-            (np.exp(-t * slopes[::-1][None, :]), "the heads are in reverse order: column h must use alibi_slopes(n_heads)[h].")
+            (
+                np.exp(-t * slopes[::-1][None, :]),
+                "the heads are in reverse order: column h must use alibi_slopes(n_heads)[h].",
+            )
         )
     compare_arrays(
         result,
@@ -201,6 +205,4 @@ def check_alibi_weight_factor(encode: Any, n_heads: int) -> CheckResult:
         rtol=1e-9,
         known_mistakes=mistakes,
     )
-    return passed(
-        "row t holds exp(-m_h t) for every head: the factor ALiBi puts on the weight of a key t tokens back."
-    )
+    return passed("row t holds exp(-m_h t) for every head: the factor ALiBi puts on the weight of a key t tokens back.")

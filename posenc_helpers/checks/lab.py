@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -78,7 +79,8 @@ def check_length_jumps(jumps: Any, curves: Any) -> CheckResult:
     if missing or extra:
         raise CheckFailed(
             "jumps should have exactly one entry per method in curves"
-            + (f"; missing: {missing}" if missing else "") + (f"; not a method: {extra}" if extra else "")
+            + (f"; missing: {missing}" if missing else "")
+            + (f"; not a method: {extra}" if extra else "")
         )
     for method in methods:
         try:
@@ -93,8 +95,7 @@ def check_length_jumps(jumps: Any, curves: Any) -> CheckResult:
             hint = "it has the sign flipped: take the loss at 2x minus the loss at 1x."
         elif np.isclose(answer, rises.mean(), rtol=0, atol=1e-9) and rises.size > 1:
             hint = "it is the mean over the seeds; the exercise asks for the worst seed (the largest rise)."
-        elif any(np.isclose(answer, c[-1] - c[0], rtol=0, atol=1e-9)
-                 for (m, _), c in curves.items() if m == method):
+        elif any(np.isclose(answer, c[-1] - c[0], rtol=0, atol=1e-9) for (m, _), c in curves.items() if m == method):
             hint = "it compares the longest length with 1x; the exercise asks for 2x (the second entry)."
         else:
             hint = "it is not the largest, over the seeds, of loss(2x) - loss(1x)."
@@ -159,21 +160,29 @@ def check_unseen_pairs(answer: Any, *, head_dim: int, train_len: int, length: in
         raise CheckFailed(f"the answer should be a boolean array (True/False per pair); got dtype {mask.dtype}.")
     pairs = head_dim // 2
     if mask.shape == (head_dim,):
-        raise CheckFailed(f"the answer has one entry per feature ({head_dim}); RoPE has one frequency per pair "
-                          f"of features, so {pairs} entries.")
+        raise CheckFailed(
+            f"the answer has one entry per feature ({head_dim}); RoPE has one frequency per pair "
+            f"of features, so {pairs} entries."
+        )
     if mask.shape != (pairs,):
         raise CheckFailed(f"the answer should have shape ({pairs},), one entry per pair; got {mask.shape}.")
     theta = rope_frequencies(head_dim)
     expected = unseen_angle_pairs(theta, theta, train_len, length)
     if np.array_equal(mask, expected):
-        return passed(f"{int(expected.sum())} of {pairs} pairs meet angles at {length} tokens that "
-                      f"{train_len} tokens of training never showed.")
+        return passed(
+            f"{int(expected.sum())} of {pairs} pairs meet angles at {length} tokens that "
+            f"{train_len} tokens of training never showed."
+        )
     if np.array_equal(mask, ~expected):
         raise CheckFailed("every entry is the opposite: True should mark the pairs that meet new angles.")
     slow = train_len * theta < 2 * np.pi
     if np.array_equal(mask, slow) and not np.array_equal(slow, expected):
-        raise CheckFailed("the answer flags every pair that turns less than once in training; a pair whose largest "
-                          "angle at the new length is still inside its trained arc meets nothing new.")
+        raise CheckFailed(
+            "the answer flags every pair that turns less than once in training; a pair whose largest "
+            "angle at the new length is still inside its trained arc meets nothing new."
+        )
     first = int(np.flatnonzero(mask != expected)[0])
-    raise CheckFailed(f"pair {first} is wrong: compare its largest angle at {length} tokens with the largest angle "
-                      "training gave it, and remember that a pair that turned a full circle has seen every angle.")
+    raise CheckFailed(
+        f"pair {first} is wrong: compare its largest angle at {length} tokens with the largest angle "
+        "training gave it, and remember that a pair that turned a full circle has seen every angle."
+    )

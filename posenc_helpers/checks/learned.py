@@ -76,14 +76,22 @@ def check_clipped_distances(answer: Any, query_len: int, key_len: int, max_dista
         atol=1e-9,
         rtol=0.0,
         known_mistakes=[
-            (-expected, "the signs are flipped: you computed i - j. The distance is key minus "
-                        "query, j - i, so a key to the right of the query is positive."),
-            (raw, "the distances are not clipped: anything beyond k tokens either way must "
-                  "become exactly -k or k (np.clip)."),
-            (-raw, "you computed i - j and did not clip: use j - i (key minus query), then "
-                   "clip to [-k, k]."),
-            (expected + k, "that is the row index into the table of 2k + 1 vectors (distance "
-                           "+ k, from 0 to 2k); the exercise asks for the signed distance."),
+            (
+                -expected,
+                "the signs are flipped: you computed i - j. The distance is key minus "
+                "query, j - i, so a key to the right of the query is positive.",
+            ),
+            (
+                raw,
+                "the distances are not clipped: anything beyond k tokens either way must "
+                "become exactly -k or k (np.clip).",
+            ),
+            (-raw, "you computed i - j and did not clip: use j - i (key minus query), then clip to [-k, k]."),
+            (
+                expected + k,
+                "that is the row index into the table of 2k + 1 vectors (distance "
+                "+ k, from 0 to 2k); the exercise asks for the signed distance.",
+            ),
             (np.clip(raw, -(k - 1), k - 1), "you clipped at k - 1; the largest distance kept is k itself."),
             (np.clip(raw, -(k + 1), k + 1), "you clipped at k + 1; the largest distance kept is k."),
         ],
@@ -92,7 +100,7 @@ def check_clipped_distances(answer: Any, query_len: int, key_len: int, max_dista
 
 
 def _as_key_positions(value: Any) -> np.ndarray:
-    if isinstance(value, (str, bytes)) or isinstance(value, numbers.Number):
+    if isinstance(value, (str, bytes, numbers.Number)):
         raise TypeError(f"key_positions must be a 1-D sequence of integers, got {_describe(value)}")
     array = np.asarray(value)
     if array.size == 0:
@@ -211,12 +219,21 @@ def check_t5_buckets(
         return t5_relative_bucket(rel, bidirectional=bidi, num_buckets=num_buckets, max_distance=max_distance)
 
     mistakes = [
-        (bucket(-relative), "the direction is flipped: T5's relative_position is key - query "
-                            "(memory position minus query position), negative for keys before the query."),
-        (bucket(relative - 1), "every distance is one token too large: the key at the query's own "
-                               "position has distance 0, the one just before it distance 1."),
-        (bucket(relative + 1), "every distance is one token too small: the key at the query's own "
-                               "position has distance 0, the one just before it distance 1."),
+        (
+            bucket(-relative),
+            "the direction is flipped: T5's relative_position is key - query "
+            "(memory position minus query position), negative for keys before the query.",
+        ),
+        (
+            bucket(relative - 1),
+            "every distance is one token too large: the key at the query's own "
+            "position has distance 0, the one just before it distance 1.",
+        ),
+        (
+            bucket(relative + 1),
+            "every distance is one token too small: the key at the query's own "
+            "position has distance 0, the one just before it distance 1.",
+        ),
     ]
     try:
         other_mode_buckets = bucket(relative, not bool(bidirectional))
@@ -224,25 +241,33 @@ def check_t5_buckets(
         other_mode_buckets = None
     if other_mode_buckets is not None:
         other_mode = "causal" if bidirectional else "bidirectional"
-        mistakes.append((
-            other_mode_buckets,
-            f"these are the {other_mode} buckets; this exercise uses {mode} mode. Bidirectional "
-            "mode gives each direction half the buckets (and half as many exact ones); causal "
-            "mode gives all of them to keys at or before the query and puts later keys in bucket 0.",
-        ))
+        mistakes.append(
+            (
+                other_mode_buckets,
+                f"these are the {other_mode} buckets; this exercise uses {mode} mode. Bidirectional "
+                "mode gives each direction half the buckets (and half as many exact ones); causal "
+                "mode gives all of them to keys at or before the query and puts later keys in bucket 0.",
+            )
+        )
     mistakes += [
-        (_bucket_variant(relative, bool(bidirectional), num_buckets, max_distance, cap=False).astype(np.float64),
-         "far keys got buckets past the last one: the logarithmic bucket is capped at the last "
-         "bucket of its direction, so every distance from max_distance on shares it."),
-        (_bucket_variant(relative, bool(bidirectional), num_buckets, max_distance, rounding=np.round).astype(np.float64),
-         "the logarithmic part is rounded down (truncated to an integer), not rounded to the nearest."),
+        (
+            _bucket_variant(relative, bool(bidirectional), num_buckets, max_distance, cap=False).astype(np.float64),
+            "far keys got buckets past the last one: the logarithmic bucket is capped at the last "
+            "bucket of its direction, so every distance from max_distance on shares it.",
+        ),
+        (
+            _bucket_variant(relative, bool(bidirectional), num_buckets, max_distance, rounding=np.round).astype(
+                np.float64
+            ),
+            "the logarithmic part is rounded down (truncated to an integer), not rounded to the nearest.",
+        ),
     ]
     compare_arrays(
         answer,
         expected.astype(np.float64),
         name="buckets",
         description=f"the T5 bucket of each key ({mode} mode, {num_buckets} buckets, "
-                    f"max_distance {max_distance}), one per key",
+        f"max_distance {max_distance}), one per key",
         axes=("key",),
         atol=1e-9,
         rtol=0.0,

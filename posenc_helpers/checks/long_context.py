@@ -21,9 +21,7 @@ def _ntk(head_dim: int, base: float, factor: float, exponent: float) -> np.ndarr
     return rope_frequencies(head_dim, base=base * factor**exponent)
 
 
-def check_rescaled_frequencies(
-    answer: Any, *, d_model: int, n_heads: int, base: float, factor: float
-) -> CheckResult:
+def check_rescaled_frequencies(answer: Any, *, d_model: int, n_heads: int, base: float, factor: float) -> CheckResult:
     """Check position-interpolation and NTK-aware frequencies for a model.
 
     The answer is a ``(2, head_dim // 2)`` array with ``head_dim = d_model // n_heads``:
@@ -108,21 +106,25 @@ def check_rescaled_frequencies(
     expected_pi = theta / factor
     expected_ntk = _ntk(head_dim, base, factor, exponent)
     wrong_base = 10000.0 if base != 10000.0 else 500000.0
-    base_hint = (
-        f"these are the frequencies for base {wrong_base:g}. Use the model's own base "
-        f"(the exercise gives it)."
-    )
+    base_hint = f"these are the frequencies for base {wrong_base:g}. Use the model's own base (the exercise gives it)."
     d_model_hint = (
         "the exponent uses d_model. NTK-aware scaling and the frequencies both use the head width "
         "d = d_model / n_heads."
     )
     tolerance = {"atol": 0.0, "rtol": 1e-6}
     compare_arrays(
-        array[0], expected_pi, name="row 0 (position interpolation)",
-        description="theta_i / s for every pair", axes=("pair",), **tolerance,
+        array[0],
+        expected_pi,
+        name="row 0 (position interpolation)",
+        description="theta_i / s for every pair",
+        axes=("pair",),
+        **tolerance,
         known_mistakes=[
-            (theta * factor, "you multiplied the frequencies by s. Interpolation divides positions by s, "
-                             "which divides every frequency by s (slower rotation)."),
+            (
+                theta * factor,
+                "you multiplied the frequencies by s. Interpolation divides positions by s, "
+                "which divides every frequency by s (slower rotation).",
+            ),
             (theta, "these are the original frequencies; position interpolation divides each by s."),
             (rope_frequencies(head_dim, base=wrong_base) / factor, base_hint),
             (expected_ntk, "this is the NTK-aware row; row 0 should hold position interpolation."),
@@ -131,23 +133,32 @@ def check_rescaled_frequencies(
     ntk_mistakes = [
         (expected_pi, "this is the position-interpolation row; row 1 should hold the NTK-aware frequencies."),
         (theta, "these are the original frequencies; NTK-aware scaling enlarges the base first."),
-        (rope_frequencies(head_dim, base=base / factor**exponent),
-         "you divided the base by s**(d/(d-2)). NTK-aware scaling multiplies it, so the pairs get slower."),
-        (_ntk(head_dim, base, factor, head_dim / 2),
-         "the exponent of s is d/(d-2), not d/2. With d/(d-2) the last pair is slowed by exactly s."),
-        (_ntk(head_dim, base, factor, 1.0),
-         "the exponent of s is d/(d-2), not 1: base * s alone slows the last pair by less than s."),
-        (_ntk(head_dim, base, factor, (head_dim - 2) / head_dim),
-         "the exponent of s is d/(d-2), not (d-2)/d."),
+        (
+            rope_frequencies(head_dim, base=base / factor**exponent),
+            "you divided the base by s**(d/(d-2)). NTK-aware scaling multiplies it, so the pairs get slower.",
+        ),
+        (
+            _ntk(head_dim, base, factor, head_dim / 2),
+            "the exponent of s is d/(d-2), not d/2. With d/(d-2) the last pair is slowed by exactly s.",
+        ),
+        (
+            _ntk(head_dim, base, factor, 1.0),
+            "the exponent of s is d/(d-2), not 1: base * s alone slows the last pair by less than s.",
+        ),
+        (_ntk(head_dim, base, factor, (head_dim - 2) / head_dim), "the exponent of s is d/(d-2), not (d-2)/d."),
         (_ntk(head_dim, wrong_base, factor, exponent), base_hint),
         (_ntk(head_dim, base, factor, d_model / (d_model - 2)), d_model_hint),
         (rope_frequencies(d_model, base=base * factor ** (d_model / (d_model - 2)))[:pairs], d_model_hint),
     ]
     ntk_mistakes = [(m, h) for m, h in ntk_mistakes if not np.allclose(m, expected_ntk, **tolerance)]
     compare_arrays(
-        array[1], expected_ntk, name="row 1 (NTK-aware)",
-        description="the frequencies of the enlarged base base * s**(d/(d-2))", axes=("pair",),
-        known_mistakes=ntk_mistakes, **tolerance,
+        array[1],
+        expected_ntk,
+        name="row 1 (NTK-aware)",
+        description="the frequencies of the enlarged base base * s**(d/(d-2))",
+        axes=("pair",),
+        known_mistakes=ntk_mistakes,
+        **tolerance,
     )
     return passed("row 0 slows every pair by s; row 1 keeps pair 0 and slows the last pair by exactly s.")
 
@@ -238,17 +249,27 @@ def check_first_interpolated_collision(answer: Any, *, factor: float, dtype: str
         return passed(f"from t = {expected} on, {dtype} cannot tell t/s from (t+1)/s for s = {factor:g}.")
     other = "float16" if dtype == "bfloat16" else "bfloat16"
     mistakes = [
-        (expected + 1, "you reported the second position of the colliding pair; the question asks for t, "
-                       "the first of the two."),
+        (
+            expected + 1,
+            "you reported the second position of the colliding pair; the question asks for t, the first of the two.",
+        ),
         (expected / factor, "you reported the interpolated position t/s; the question asks for the integer t."),
-        (2.0 ** _SIGNIFICAND_BITS[dtype], "that is where the integer positions collide. With position "
-                                           "interpolation the stored numbers are t/s, not t."),
+        (
+            2.0 ** _SIGNIFICAND_BITS[dtype],
+            "that is where the integer positions collide. With position "
+            "interpolation the stored numbers are t/s, not t.",
+        ),
         (_first_collision(factor, other), f"that is the answer for {other}; round to {dtype}."),
-        (_first_collision(factor, dtype, multiply=True), "you multiplied by s; interpolation divides the "
-                                                          "positions by s."),
-        (_first_inexact(factor, dtype), "there t/s is the first position that is not stored exactly, but it "
-                                        "still differs from its neighbour. A collision needs t/s and (t+1)/s "
-                                        "to round to the same number."),
+        (
+            _first_collision(factor, dtype, multiply=True),
+            "you multiplied by s; interpolation divides the positions by s.",
+        ),
+        (
+            _first_inexact(factor, dtype),
+            "there t/s is the first position that is not stored exactly, but it "
+            "still differs from its neighbour. A collision needs t/s and (t+1)/s "
+            "to round to the same number.",
+        ),
     ]
     for mistake, hint in mistakes:
         if mistake != expected and math.isclose(value, mistake, rel_tol=1e-9, abs_tol=1e-9):

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -69,11 +70,13 @@ def check_step_table(answer: Any, lengths: Sequence[int]) -> CheckResult:
         atol=1e-12,
         rtol=1e-9,
         known_mistakes=[
-            (1.0 / n, "you divided by n. Positions run from 0 to n - 1, and the last one "
-                      "must land exactly on 1."),
+            (1.0 / n, "you divided by n. Positions run from 0 to n - 1, and the last one must land exactly on 1."),
             (n - 1.0, "you computed the number of steps, not the size of one step."),
-            ((n - 1.0) / n, "that is where the second-to-last token would land if you "
-                            "divided by n; the step is the distance between neighbours."),
+            (
+                (n - 1.0) / n,
+                "that is where the second-to-last token would land if you "
+                "divided by n; the step is the distance between neighbours.",
+            ),
         ],
     )
     return passed("one step is 1/(n-1) of the sentence, so it shrinks as sentences grow.")
@@ -156,23 +159,22 @@ def check_first_dominant_position(answer: Any, embeddings: np.ndarray, factor: f
     expected = int(np.ceil(factor * typical / np.sqrt(d)))
     if position == expected:
         return passed(
-            f"from position {position} on, the raw index is at least {factor:g} times as long "
-            "as a typical embedding."
+            f"from position {position} on, the raw index is at least {factor:g} times as long as a typical embedding."
         )
     hints = []
     if position == int(np.ceil(factor * typical)):
-        hints.append("the position vector holds t in every one of the d features, so its norm "
-                     "is t * sqrt(d), not t.")
-    if position == int(np.ceil(factor * float(np.mean(np.linalg.norm(table, axis=1))) / np.sqrt(d))) \
-            and position != expected:
+        hints.append("the position vector holds t in every one of the d features, so its norm is t * sqrt(d), not t.")
+    if (
+        position == int(np.ceil(factor * float(np.mean(np.linalg.norm(table, axis=1))) / np.sqrt(d)))
+        and position != expected
+    ):
         hints.append("use the median row norm as the typical norm, not the mean.")
     if position == expected - 1:
-        hints.append("at your position the index is still just short of the threshold; "
-                     "round up, not down.")
+        hints.append("at your position the index is still just short of the threshold; round up, not down.")
     if position < expected:
-        verdict = ("too early: at your position the index vector is still shorter than "
-                   f"{factor:g} times a typical embedding.")
+        verdict = (
+            f"too early: at your position the index vector is still shorter than {factor:g} times a typical embedding."
+        )
     else:
-        verdict = ("too late: an earlier position already reaches "
-                   f"{factor:g} times a typical embedding.")
+        verdict = f"too late: an earlier position already reaches {factor:g} times a typical embedding."
     raise CheckFailed(f"position {position} is {verdict}" + (" Hint: " + " ".join(hints) if hints else ""))

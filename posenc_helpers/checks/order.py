@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import itertools
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -168,8 +169,7 @@ def check_equivariant_prediction(
             (original, "this is the output of the original order, not reordered yet."),
             (
                 original[inverse],
-                "you applied the inverse reordering: row i of the new sentence is "
-                "original row order[i].",
+                "you applied the inverse reordering: row i of the new sentence is original row order[i].",
             ),
         ],
     )

@@ -130,9 +130,7 @@ def check_rotated_query(
         raise ValueError(f"w_q must have shape (d_model, d_model) = ({d_model}, {d_model}), got {w.shape}")
     n_heads = check_count(n_heads, "n_heads", minimum=1)
     if d_model % n_heads or (d_model // n_heads) % 2:
-        raise ValueError(
-            f"n_heads must split d_model = {d_model} into heads of even width, got n_heads = {n_heads}"
-        )
+        raise ValueError(f"n_heads must split d_model = {d_model} into heads of even width, got n_heads = {n_heads}")
     head = check_count(head, "head")
     if head >= n_heads:
         raise ValueError(f"head must be one of 0 .. {n_heads - 1}, got {head}")
@@ -154,46 +152,63 @@ def check_rotated_query(
     if n_heads > 1:
         theta_model = base ** (-2.0 * np.arange(d_model // 2) / d_model)
         mistakes += [
-            (_rotate(q, m, theta_model, layout)[part],
-             f"you rotated the whole query of width d_model = {d_model} and then took the head's "
-             f"slice. RoPE rotates each head separately, with θ_i = base**(-2i / head_dim) over "
-             f"the head width head_dim = {head_dim}: slice first, then rotate."),
-            (_rotate(q_head, m, theta_model[: head_dim // 2], layout),
-             f"your frequencies use the model width d_model = {d_model}. RoPE works per head: "
-             f"θ_i = base**(-2i / head_dim) with head_dim = {head_dim}."),
+            (
+                _rotate(q, m, theta_model, layout)[part],
+                f"you rotated the whole query of width d_model = {d_model} and then took the head's "
+                f"slice. RoPE rotates each head separately, with θ_i = base**(-2i / head_dim) over "
+                f"the head width head_dim = {head_dim}: slice first, then rotate.",
+            ),
+            (
+                _rotate(q_head, m, theta_model[: head_dim // 2], layout),
+                f"your frequencies use the model width d_model = {d_model}. RoPE works per head: "
+                f"θ_i = base**(-2i / head_dim) with head_dim = {head_dim}.",
+            ),
         ]
     mistakes += [
-        (_rotate(q_head, m + 1.0, theta, layout),
-         "you rotated to position m + 1: positions count from 0, so the first token is at 0."),
-        (_rotate(q_head, m - 1.0, theta, layout),
-         "you rotated to position m - 1: use the token's 0-based position."),
-        (_rotate(q_head, m, theta, other),
-         f"you used the {other} layout; this exercise uses the {_LAYOUT_NAMES[layout]}."),
-        (_rotate(q_head, -m, theta, layout),
-         "every pair is turned the wrong way: check the sign of the sine terms, "
-         "a' = a cos - b sin and b' = a sin + b cos."),
-        (_swapped_sin_cos(q_head, m, theta, layout),
-         "sine and cosine are exchanged: each feature keeps its own value times the cosine."),
-        (_rotate(q_head, m, base ** (-4.0 * pairs / head_dim), layout),
-         "you put the dimension index 2i into the exponent. The frequency belongs to the pair: "
-         "pair i uses θ_i = base**(-2i / head_dim)."),
-        (_rotate(q_head, m, base ** (-1.0 * pairs / head_dim), layout),
-         "the exponent lacks its factor 2: θ_i = base**(-2i / head_dim)."),
-        (_rotate(q_head, m, base ** (2.0 * pairs / head_dim), layout),
-         "the frequencies grow instead of shrinking: θ_i = base**(-2i / head_dim) has a minus sign."),
-        (_rotate((x_ @ w.T)[part], m, theta, layout),
-         "you projected with w_q transposed: the query is q = x @ w_q."),
+        (
+            _rotate(q_head, m + 1.0, theta, layout),
+            "you rotated to position m + 1: positions count from 0, so the first token is at 0.",
+        ),
+        (_rotate(q_head, m - 1.0, theta, layout), "you rotated to position m - 1: use the token's 0-based position."),
+        (
+            _rotate(q_head, m, theta, other),
+            f"you used the {other} layout; this exercise uses the {_LAYOUT_NAMES[layout]}.",
+        ),
+        (
+            _rotate(q_head, -m, theta, layout),
+            "every pair is turned the wrong way: check the sign of the sine terms, "
+            "a' = a cos - b sin and b' = a sin + b cos.",
+        ),
+        (
+            _swapped_sin_cos(q_head, m, theta, layout),
+            "sine and cosine are exchanged: each feature keeps its own value times the cosine.",
+        ),
+        (
+            _rotate(q_head, m, base ** (-4.0 * pairs / head_dim), layout),
+            "you put the dimension index 2i into the exponent. The frequency belongs to the pair: "
+            "pair i uses θ_i = base**(-2i / head_dim).",
+        ),
+        (
+            _rotate(q_head, m, base ** (-1.0 * pairs / head_dim), layout),
+            "the exponent lacks its factor 2: θ_i = base**(-2i / head_dim).",
+        ),
+        (
+            _rotate(q_head, m, base ** (2.0 * pairs / head_dim), layout),
+            "the frequencies grow instead of shrinking: θ_i = base**(-2i / head_dim) has a minus sign.",
+        ),
+        (_rotate((x_ @ w.T)[part], m, theta, layout), "you projected with w_q transposed: the query is q = x @ w_q."),
     ]
     for neighbour in (head - 1, head + 1):
         if 0 <= neighbour < n_heads:
             mistakes.append(
-                (_rotate(q[neighbour * head_dim:(neighbour + 1) * head_dim], m, theta, layout),
-                 f"this is head {neighbour}; head h is columns h * head_dim to "
-                 f"(h + 1) * head_dim - 1 of the projected query.")
+                (
+                    _rotate(q[neighbour * head_dim : (neighbour + 1) * head_dim], m, theta, layout),
+                    f"this is head {neighbour}; head h is columns h * head_dim to "
+                    f"(h + 1) * head_dim - 1 of the projected query.",
+                )
             )
     mistakes.append((q_head, "this is the head's query before rotation: turn every pair by m θ_i."))
-    mistakes = [(value, hint) for value, hint in mistakes
-                if not np.allclose(value, expected, atol=1e-8, rtol=1e-6)]
+    mistakes = [(value, hint) for value, hint in mistakes if not np.allclose(value, expected, atol=1e-8, rtol=1e-6)]
     compare_arrays(
         answer,
         expected,
@@ -204,9 +219,7 @@ def check_rotated_query(
         rtol=1e-6,
         known_mistakes=mistakes,
     )
-    return passed(
-        f"the query of head {head} is projected, sliced and turned by m θ_i in the {layout} layout."
-    )
+    return passed(f"the query of head {head} is projected, sliced and turned by m θ_i in the {layout} layout.")
 
 
 def check_converted_projection(answer: Any, w_interleaved: Any) -> CheckResult:
@@ -272,21 +285,31 @@ def check_converted_projection(answer: Any, w_interleaved: Any) -> CheckResult:
         return not_attempted(f"your converted {d_model} x {head_dim} matrix")
     perm = rope_layout_permutation(head_dim)
     expected = w[:, perm]
-    swapped = np.concatenate([perm[head_dim // 2:], perm[: head_dim // 2]])
+    swapped = np.concatenate([perm[head_dim // 2 :], perm[: head_dim // 2]])
     mistakes = [
-        (w, "this is the original matrix: in the half-split layout pair i must sit in columns i "
-            "and i + head_dim/2, so the columns have to be reordered."),
-        (w[:, np.argsort(perm)],
-         "you applied the inverse permutation (half-split back to interleaved). Column j of the new "
-         "matrix must be the old column whose feature lands at place j of the half-split query."),
-        (w[:, swapped],
-         "the two features of every pair are swapped, which turns every pair the other way round: "
-         "the first feature of pair i goes to column i, the second to column i + head_dim/2."),
+        (
+            w,
+            "this is the original matrix: in the half-split layout pair i must sit in columns i "
+            "and i + head_dim/2, so the columns have to be reordered.",
+        ),
+        (
+            w[:, np.argsort(perm)],
+            "you applied the inverse permutation (half-split back to interleaved). Column j of the new "
+            "matrix must be the old column whose feature lands at place j of the half-split query.",
+        ),
+        (
+            w[:, swapped],
+            "the two features of every pair are swapped, which turns every pair the other way round: "
+            "the first feature of pair i goes to column i, the second to column i + head_dim/2.",
+        ),
     ]
     if d_model == head_dim:
         mistakes.append(
-            (w[perm, :], "you reordered the rows (input features). The pairs live in the output "
-                         "features of the projection, its columns.")
+            (
+                w[perm, :],
+                "you reordered the rows (input features). The pairs live in the output "
+                "features of the projection, its columns.",
+            )
         )
     mistakes = [(value, hint) for value, hint in mistakes if not np.allclose(value, expected)]
     compare_arrays(

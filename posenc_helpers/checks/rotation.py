@@ -104,9 +104,7 @@ def check_swapped_rotation_block(answer: Any, omega: float, offset: float) -> Ch
     return passed("B moves [cos, sin] of every position forward by the offset.")
 
 
-def check_concat_shift_matrix(
-    answer: Any, offset: float, d_model: int, *, base: float = 10000.0
-) -> CheckResult:
+def check_concat_shift_matrix(answer: Any, offset: float, d_model: int, *, base: float = 10000.0) -> CheckResult:
     """Check ``M_concat(phi)``, the shift matrix for the layout ``[all sines | all cosines]``.
 
     With ``layout="concat"`` the sine of pair ``k`` sits in column ``k`` and its

@@ -120,10 +120,15 @@ def check_period_and_first_repeat(
         rtol=1e-6,
         known_mistakes=[
             (np.array(1.0 / omega), "this is 1/ω: the angle ω t is in radians, and a full turn is 2π radians, not 1."),
-            (np.array(np.pi / omega), "this is half a turn (π radians), where sin mirrors its values; the wave "
-                                      "repeats only after a full turn."),
-            (np.array(2.0 * np.pi * omega), "this is 2π·ω; the period is the angle of a turn divided by the "
-                                             "angle gained per token."),
+            (
+                np.array(np.pi / omega),
+                "this is half a turn (π radians), where sin mirrors its values; the wave "
+                "repeats only after a full turn.",
+            ),
+            (
+                np.array(2.0 * np.pi * omega),
+                "this is 2π·ω; the period is the angle of a turn divided by the angle gained per token.",
+            ),
             (np.array(360.0 / omega), "this counts a turn as 360; numpy's sin works in radians."),
         ],
     )
@@ -136,9 +141,11 @@ def check_period_and_first_repeat(
     if gap >= tolerance:
         hint = ""
         if answer in (int(np.floor(expected_period)), int(np.ceil(expected_period)), int(round(expected_period))):
-            hint = (" Rounding the period is not enough: the period is not a whole number of tokens, so "
-                    "after one period's worth of tokens the angle is off by the rounding. Test the angle "
-                    "of every candidate position.")
+            hint = (
+                " Rounding the period is not enough: the period is not a whole number of tokens, so "
+                "after one period's worth of tokens the angle is off by the rounding. Test the angle "
+                "of every candidate position."
+            )
         raise CheckFailed(
             f"at t = {answer} the angle ω t is {gap:.3g} rad away from the nearest whole turn, which is not "
             f"within the tolerance {tolerance:g} rad.{hint}"
@@ -227,14 +234,25 @@ def check_shift_residual(answer: Any, table: Any, offset: int) -> CheckResult:
         atol=1e-12,
         rtol=1e-6,
         known_mistakes=[
-            (np.array(absolute), "this is the absolute residual |E_source M^T - E_target|; divide it by the "
-                                 "norm of the target rows |E_target| to make it relative."),
-            (np.array(expected**2), "this looks squared; take the norm (square root of the sum of squares), "
-                                    "not the sum of squares."),
-            (np.array(backwards), "this fits the other direction (PE(t + φ) to PE(t)); the source rows are "
-                                  "E[:-offset] and the targets E[offset:]."),
-            (np.array(unfitted), "this compares PE(t + φ) with PE(t) directly (M = identity); first find the "
-                                 "best M with np.linalg.lstsq, then measure what it misses."),
+            (
+                np.array(absolute),
+                "this is the absolute residual |E_source M^T - E_target|; divide it by the "
+                "norm of the target rows |E_target| to make it relative.",
+            ),
+            (
+                np.array(expected**2),
+                "this looks squared; take the norm (square root of the sum of squares), not the sum of squares.",
+            ),
+            (
+                np.array(backwards),
+                "this fits the other direction (PE(t + φ) to PE(t)); the source rows are "
+                "E[:-offset] and the targets E[offset:].",
+            ),
+            (
+                np.array(unfitted),
+                "this compares PE(t + φ) with PE(t) directly (M = identity); first find the "
+                "best M with np.linalg.lstsq, then measure what it misses.",
+            ),
         ],
     )
     return passed(f"the best single matrix still misses PE(t + {offset}) by {100 * value:.3g}% of its size.")

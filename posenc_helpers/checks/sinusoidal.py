@@ -85,16 +85,24 @@ def check_encoding_row(answer: Any, position: float, d_model: int, *, base: floa
     by_dimension_no_two = base ** (-1.0 * dims / d_model)
     mistakes = [
         (_interleave(np.sin(t * by_dimension[0::2]), np.cos(t * by_dimension[1::2])), _DIMENSION_INDEX_HINT),
-        (_interleave(np.sin(t * by_dimension_no_two[0::2]), np.cos(t * by_dimension_no_two[1::2])),
-         _DIMENSION_INDEX_HINT),
-        (_interleave(np.cos(t * omega), np.sin(t * omega)),
-         "sine and cosine are swapped: the even dimension 2k holds the sine, the odd one 2k+1 the cosine."),
-        (np.concatenate([np.sin(t * omega), np.cos(t * omega)]),
-         "you wrote all sines, then all cosines (the tensor2tensor layout). The paper interleaves "
-         "them: sin, cos of pair 0, then sin, cos of pair 1, and so on."),
-        (_interleave(np.sin(t / omega), np.cos(t / omega)),
-         "the frequencies grow instead of shrinking: omega_k = base**(-2k/d) has a minus sign, "
-         "so pair 0 is the fastest and every later pair is slower."),
+        (
+            _interleave(np.sin(t * by_dimension_no_two[0::2]), np.cos(t * by_dimension_no_two[1::2])),
+            _DIMENSION_INDEX_HINT,
+        ),
+        (
+            _interleave(np.cos(t * omega), np.sin(t * omega)),
+            "sine and cosine are swapped: the even dimension 2k holds the sine, the odd one 2k+1 the cosine.",
+        ),
+        (
+            np.concatenate([np.sin(t * omega), np.cos(t * omega)]),
+            "you wrote all sines, then all cosines (the tensor2tensor layout). The paper interleaves "
+            "them: sin, cos of pair 0, then sin, cos of pair 1, and so on.",
+        ),
+        (
+            _interleave(np.sin(t / omega), np.cos(t / omega)),
+            "the frequencies grow instead of shrinking: omega_k = base**(-2k/d) has a minus sign, "
+            "so pair 0 is the fastest and every later pair is slower.",
+        ),
     ]
     compare_arrays(
         answer,
@@ -181,8 +189,11 @@ def check_dimension_wavelength(answer: Any, dimension: int, d_model: int, *, bas
     mistakes = [
         (2.0 * math.pi * base ** (2.0 * dimension / d_model), _DIMENSION_INDEX_HINT),
         (2.0 * math.pi * base ** (1.0 * dimension / d_model), _DIMENSION_INDEX_HINT),
-        (omega, "this is the angular frequency omega_k (radians per token). The wavelength is the "
-                "number of tokens for one full turn, 2*pi / omega_k."),
+        (
+            omega,
+            "this is the angular frequency omega_k (radians per token). The wavelength is the "
+            "number of tokens for one full turn, 2*pi / omega_k.",
+        ),
         (1.0 / omega, "a full turn is 2*pi radians, not 1: the wavelength is 2*pi / omega_k."),
         (360.0 / omega, "angles here are in radians: one full turn is 2*pi, not 360."),
     ]
@@ -241,9 +252,7 @@ def check_concat_readout(answer: Any, readout: Any) -> CheckResult:
     """
     weights = as_real_array(readout, "readout").astype(np.float64)
     if weights.ndim not in (1, 2) or weights.shape[0] == 0 or weights.shape[0] % 2:
-        raise ValueError(
-            f"readout must have shape (d,) or (d, m) with d a positive even number, got {weights.shape}"
-        )
+        raise ValueError(f"readout must have shape (d,) or (d, m) with d a positive even number, got {weights.shape}")
     if is_placeholder(answer):
         return not_attempted("your weights for the [sines | cosines] layout")
     perm = _concat_order(weights.shape[0])
@@ -255,11 +264,17 @@ def check_concat_readout(answer: Any, readout: Any) -> CheckResult:
         description="the read-out for the [sines | cosines] layout",
         axes=axes,
         known_mistakes=[
-            (weights, "these are the interleaved weights unchanged, but the columns of the table moved: "
-                      "the weight for each feature has to move with it."),
-            (weights[np.argsort(perm)], "you permuted the rows the wrong way round (the inverse "
-                                        "permutation). Row j of the new weights must be the weight of "
-                                        "the interleaved dimension that lands in column j."),
+            (
+                weights,
+                "these are the interleaved weights unchanged, but the columns of the table moved: "
+                "the weight for each feature has to move with it.",
+            ),
+            (
+                weights[np.argsort(perm)],
+                "you permuted the rows the wrong way round (the inverse "
+                "permutation). Row j of the new weights must be the weight of "
+                "the interleaved dimension that lands in column j.",
+            ),
         ],
     )
     return passed("the [sines | cosines] table with these weights gives the same outputs.")

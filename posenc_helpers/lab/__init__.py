@@ -16,17 +16,48 @@ module                      idea
 
 from .corpus import STDLIB_FILES, Corpus, stdlib_corpus
 from .evaluation import length_curve, offset_accuracy, offset_attention, position_losses, rope_pair_norms
-from .protocol import PROTOCOL, Protocol, length_curves, record_verdicts, works_past_training_length
 from .model import METHODS, Hooks, ModelConfig, forward, init_params, position_hooks, rotate_pairs
+from .protocol import PROTOCOL, Protocol, length_curves, record_verdicts, works_past_training_length
 from .training import (
-    TASKS, TrainedModel, fine_tune, hooks_for, train, train_many, train_step_flops, two_at_a_time, with_rope_scaling,
+    TASKS,
+    TrainedModel,
+    fine_tune,
+    hooks_for,
+    train,
+    train_many,
+    train_step_flops,
+    two_at_a_time,
+    with_rope_scaling,
 )
 
 __all__ = [
-    "STDLIB_FILES", "Corpus", "stdlib_corpus",
-    "METHODS", "ModelConfig", "Hooks", "position_hooks", "init_params", "forward", "rotate_pairs",
-    "TASKS", "TrainedModel", "train", "train_many", "fine_tune", "with_rope_scaling", "hooks_for",
-    "two_at_a_time", "train_step_flops",
-    "length_curve", "position_losses", "offset_accuracy", "offset_attention", "rope_pair_norms",
-    "Protocol", "PROTOCOL", "length_curves", "works_past_training_length", "record_verdicts",
+    "STDLIB_FILES",
+    "Corpus",
+    "stdlib_corpus",
+    "METHODS",
+    "ModelConfig",
+    "Hooks",
+    "position_hooks",
+    "init_params",
+    "forward",
+    "rotate_pairs",
+    "TASKS",
+    "TrainedModel",
+    "train",
+    "train_many",
+    "fine_tune",
+    "with_rope_scaling",
+    "hooks_for",
+    "two_at_a_time",
+    "train_step_flops",
+    "length_curve",
+    "position_losses",
+    "offset_accuracy",
+    "offset_attention",
+    "rope_pair_norms",
+    "Protocol",
+    "PROTOCOL",
+    "length_curves",
+    "works_past_training_length",
+    "record_verdicts",
 ]

@@ -5,7 +5,6 @@ from __future__ import annotations
 from functools import partial
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import optax
 
@@ -140,8 +139,9 @@ def position_losses(model: TrainedModel, length: int, *, seed: int = 0, windows:
     length = check_count(length, "length", minimum=2)
     if length > model.config.max_positions:
         raise ValueError(f"length must be at most config.max_positions = {model.config.max_positions}")
-    return _per_token(model, length, length, check_count(windows, "windows", minimum=1),
-                      check_count(seed, "seed")).mean(axis=0)
+    return _per_token(
+        model, length, length, check_count(windows, "windows", minimum=1), check_count(seed, "seed")
+    ).mean(axis=0)
 
 
 def offset_accuracy(model: TrainedModel, lengths, *, seed: int = 0, windows: int = 16) -> np.ndarray:
@@ -168,9 +168,9 @@ def offset_accuracy(model: TrainedModel, lengths, *, seed: int = 0, windows: int
     for length in lengths:
         inputs, targets = _windows(model, length, longest, windows, seed)
         right = _in_chunks(model, _predictions, inputs) == targets
-        scored = right[:, -model.train_len:]
+        scored = right[:, -model.train_len :]
         if length == model.train_len:  # the first phi positions have nothing phi back
-            scored = scored[:, model.phi:]
+            scored = scored[:, model.phi :]
         out.append(scored.mean())
     return np.array(out)
 
@@ -193,10 +193,10 @@ def offset_attention(model: TrainedModel, length: int, *, seed: int = 0, windows
     length = check_count(length, "length", minimum=model.phi + 1)
     inputs, _ = _windows(model, length, length, windows, seed)
     _, traced = _traced(model.params, inputs, hooks_for(model, length), n_heads=model.config.n_heads)
-    attention = np.asarray(traced[0]["attention"]).mean(axis=0)        # (heads, L, L)
+    attention = np.asarray(traced[0]["attention"]).mean(axis=0)  # (heads, L, L)
     queries = np.arange(model.phi, length)
-    on_target = attention[:, queries, queries - model.phi]              # (heads, L - phi)
-    best = on_target[:, : model.train_len].mean(axis=1).argmax()         # the head that does the job
+    on_target = attention[:, queries, queries - model.phi]  # (heads, L - phi)
+    best = on_target[:, : model.train_len].mean(axis=1).argmax()  # the head that does the job
     out = np.full(length, np.nan)
     out[queries] = on_target[best]
     return out
@@ -225,8 +225,7 @@ def rope_pair_norms(model: TrainedModel, *, seed: int = 0, windows: int = 16) ->
     """
     model = _check_model(model)
     length = model.train_len
-    inputs, _ = _windows(model, length, length, check_count(windows, "windows", minimum=1),
-                         check_count(seed, "seed"))
+    inputs, _ = _windows(model, length, length, check_count(windows, "windows", minimum=1), check_count(seed, "seed"))
     _, traced = _traced(model.params, inputs, hooks_for(model, length), n_heads=model.config.n_heads)
     norms = {}
     for name in ("q", "k"):

@@ -58,8 +58,16 @@ class ModelConfig:
         return self.d_model // self.n_heads
 
     def __post_init__(self) -> None:
-        for name in ("d_model", "n_layers", "n_heads", "d_ff", "vocab", "max_positions",
-                     "t5_buckets", "t5_max_distance"):
+        for name in (
+            "d_model",
+            "n_layers",
+            "n_heads",
+            "d_ff",
+            "vocab",
+            "max_positions",
+            "t5_buckets",
+            "t5_max_distance",
+        ):
             check_count(getattr(self, name), name, minimum=1)
         if self.d_model % self.n_heads or self.head_dim % 2:
             raise ValueError(
@@ -71,12 +79,12 @@ class ModelConfig:
 class Hooks(NamedTuple):
     """Where positions enter the model, for one sequence length ``L`` (see the module docstring)."""
 
-    add: np.ndarray          # (L, d_model): added to the embeddings (sinusoidal; else 0)
-    use_table: np.ndarray    # () 1.0 for "learned": also add the trained table's first L rows
-    cos: np.ndarray          # (L, head_dim/2): RoPE's cos(m θ_i) (1 for the other methods)
-    sin: np.ndarray          # (L, head_dim/2): RoPE's sin(m θ_i) (0 for the other methods)
-    bias: np.ndarray         # (n_heads, L, L): ALiBi's bias (else 0) plus the causal mask (-inf)
-    bucket: np.ndarray       # (L, L) int: T5's bucket of key - query
+    add: np.ndarray  # (L, d_model): added to the embeddings (sinusoidal; else 0)
+    use_table: np.ndarray  # () 1.0 for "learned": also add the trained table's first L rows
+    cos: np.ndarray  # (L, head_dim/2): RoPE's cos(m θ_i) (1 for the other methods)
+    sin: np.ndarray  # (L, head_dim/2): RoPE's sin(m θ_i) (0 for the other methods)
+    bias: np.ndarray  # (n_heads, L, L): ALiBi's bias (else 0) plus the causal mask (-inf)
+    bucket: np.ndarray  # (L, L) int: T5's bucket of key - query
     use_buckets: np.ndarray  # () 1.0 for "t5": also add the trained bias of each bucket
 
 
@@ -141,8 +149,9 @@ def position_hooks(
         bias = alibi_bias(config.n_heads, length)  # -m_h (i - j), and -inf above the diagonal
     elif method == "t5":
         key_minus_query = positions[None, :] - positions[:, None]
-        bucket = t5_relative_bucket(key_minus_query, bidirectional=False, num_buckets=config.t5_buckets,
-                                    max_distance=config.t5_max_distance).astype(np.int32)
+        bucket = t5_relative_bucket(
+            key_minus_query, bidirectional=False, num_buckets=config.t5_buckets, max_distance=config.t5_max_distance
+        ).astype(np.int32)
     causal = np.where(positions[None, :] > positions[:, None], -np.inf, 0.0)
     bias = bias + causal  # alibi_bias is already masked; -inf + -inf stays -inf
     rope_scale = attention_factor if method == "rope" else 1.0
@@ -185,15 +194,17 @@ def init_params(key: jax.Array, config: ModelConfig = ModelConfig()) -> dict:
         "buckets": jnp.zeros((config.t5_buckets, config.n_heads), jnp.float32),
         "layers": [
             {
-                "norm1": jnp.ones(d), "qkv": normal((d, 3 * d), d ** -0.5),
-                "out": normal((d, d), d ** -0.5 * residual),
-                "norm2": jnp.ones(d), "up": normal((d, f), d ** -0.5),
-                "down": normal((f, d), f ** -0.5 * residual),
+                "norm1": jnp.ones(d),
+                "qkv": normal((d, 3 * d), d**-0.5),
+                "out": normal((d, d), d**-0.5 * residual),
+                "norm2": jnp.ones(d),
+                "up": normal((d, f), d**-0.5),
+                "down": normal((f, d), f**-0.5 * residual),
             }
             for _ in range(config.n_layers)
         ],
         "norm": jnp.ones(d),
-        "unembed": normal((d, v), d ** -0.5),
+        "unembed": normal((d, v), d**-0.5),
     }
 
 
@@ -221,8 +232,9 @@ def _layer_norm(x: jax.Array, scale: jax.Array) -> jax.Array:
     return (x - mean) * jax.lax.rsqrt(var + 1e-5) * scale
 
 
-def forward(params: dict, tokens: jax.Array, hooks: Hooks, n_heads: int,
-            *, trace: bool = False) -> jax.Array | tuple[jax.Array, list[dict]]:
+def forward(
+    params: dict, tokens: jax.Array, hooks: Hooks, n_heads: int, *, trace: bool = False
+) -> jax.Array | tuple[jax.Array, list[dict]]:
     """Next-token logits ``(batch, L, vocab)`` for ``tokens`` of shape ``(batch, L)``.
 
     With ``trace=True`` also, for every layer, a dict with the queries and keys
@@ -240,11 +252,11 @@ def forward(params: dict, tokens: jax.Array, hooks: Hooks, n_heads: int,
     """
     batch, length = tokens.shape
     x = params["embed"][tokens]
-    x = x + hooks.add + hooks.use_table * params["table"][:length]               # hook 1: add
+    x = x + hooks.add + hooks.use_table * params["table"][:length]  # hook 1: add
     bias = hooks.bias + hooks.use_buckets * params["buckets"][hooks.bucket].transpose(2, 0, 1)
     traced = []
     for layer in params["layers"]:
-        h = _layer_norm(x, layer["norm1"]) @ layer["qkv"]                       # (batch, L, 3 d)
+        h = _layer_norm(x, layer["norm1"]) @ layer["qkv"]  # (batch, L, 3 d)
         q, k, v = h.reshape(batch, length, 3, n_heads, -1).transpose(2, 0, 3, 1, 4)
         q_rot, k_rot = rotate_pairs(q, hooks.cos, hooks.sin), rotate_pairs(k, hooks.cos, hooks.sin)  # hook 2
         logits = q_rot @ k_rot.swapaxes(-1, -2) / math.sqrt(q.shape[-1]) + bias  # hook 3: bias

@@ -56,7 +56,7 @@ def length_curves(models: dict, lengths, *, windows: int = PROTOCOL.windows) -> 
     {('alibi', 0): (2,)}
     """
     curves = two_at_a_time(lambda model: length_curve(model, lengths, windows=windows), models.values())
-    return dict(zip(models, curves))
+    return dict(zip(models, curves, strict=True))
 
 
 def works_past_training_length(curves: dict, threshold: float = PROTOCOL.threshold) -> dict[str, bool]:
@@ -94,13 +94,21 @@ def record_verdicts(path: Path | str = RECORD_PATH, *, progress: bool = True) ->
     """
     protocol = PROTOCOL
     models: dict[tuple[str, int], TrainedModel] = train_many(
-        METHODS, protocol.seeds, train_len=protocol.train_len, steps=protocol.steps,
-        batch_size=protocol.batch_size, learning_rate=protocol.learning_rate, progress=progress)
+        METHODS,
+        protocol.seeds,
+        train_len=protocol.train_len,
+        steps=protocol.steps,
+        batch_size=protocol.batch_size,
+        learning_rate=protocol.learning_rate,
+        progress=progress,
+    )
     curves = length_curves(models, protocol.lengths, windows=protocol.windows)
     record = {
-        "criterion": (f"held-out loss at {', '.join(f'{m}x' for m in protocol.multiples[1:])} the training "
-                      f"length within {protocol.threshold:g} nats of the loss at the training length, "
-                      f"on every seed"),
+        "criterion": (
+            f"held-out loss at {', '.join(f'{m}x' for m in protocol.multiples[1:])} the training "
+            f"length within {protocol.threshold:g} nats of the loss at the training length, "
+            f"on every seed"
+        ),
         "protocol": asdict(protocol),
         "verdicts": works_past_training_length(curves, protocol.threshold),
     }

@@ -10,10 +10,11 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Callable, Iterable, TypeVar
+from typing import TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -22,12 +23,20 @@ import optax
 
 from .._validation import check_choice, check_count, check_positive_real
 from ..long_context import scaled_rope_frequencies
-from ..rope import rope_frequencies
 from .corpus import sample_windows, stdlib_corpus
 from .model import METHODS, Hooks, ModelConfig, forward, init_params, position_hooks
 
-__all__ = ["TASKS", "TrainedModel", "train", "train_many", "fine_tune", "with_rope_scaling", "hooks_for",
-           "two_at_a_time", "train_step_flops"]
+__all__ = [
+    "TASKS",
+    "TrainedModel",
+    "train",
+    "train_many",
+    "fine_tune",
+    "with_rope_scaling",
+    "hooks_for",
+    "two_at_a_time",
+    "train_step_flops",
+]
 
 #: ``"text"``: predict the next byte of Python source. ``"offset"``: on random
 #: symbols, output the symbol ``phi`` positions back (chapter 10's head, learned).
@@ -70,8 +79,9 @@ def hooks_for(model: TrainedModel, length: int) -> Hooks:
     >>> hooks_for(model, 16).cos.shape
     (16, 4)
     """
-    return position_hooks(model.method, length, model.config, inv_freq=model.inv_freq,
-                          attention_factor=model.attention_factor)
+    return position_hooks(
+        model.method, length, model.config, inv_freq=model.inv_freq, attention_factor=model.attention_factor
+    )
 
 
 def _decay_mask(params: dict) -> dict:
@@ -87,13 +97,15 @@ TINY = ModelConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, max_positions=64)
 
 _OPTIMIZER = optax.chain(
     optax.clip_by_global_norm(1.0),
-    optax.inject_hyperparams(optax.adamw, static_args=("mask",))(learning_rate=1e-3, b1=0.9, b2=0.99, weight_decay=0.1,
-                                          mask=_decay_mask),
+    optax.inject_hyperparams(optax.adamw, static_args=("mask",))(
+        learning_rate=1e-3, b1=0.9, b2=0.99, weight_decay=0.1, mask=_decay_mask
+    ),
 )
 
 
-def _loss(params: dict, inputs: jax.Array, targets: jax.Array, weights: jax.Array, hooks: Hooks,
-          n_heads: int) -> jax.Array:
+def _loss(
+    params: dict, inputs: jax.Array, targets: jax.Array, weights: jax.Array, hooks: Hooks, n_heads: int
+) -> jax.Array:
     logits = forward(params, inputs, hooks, n_heads)
     losses = optax.softmax_cross_entropy_with_integer_labels(logits, targets)
     return (losses * weights).sum() / weights.sum()
@@ -135,8 +147,23 @@ def _progress(total: int, description: str, enabled: bool):
     return tqdm(total=total, desc=description, leave=False, mininterval=0.5)
 
 
-def _run(params, *, method, task, config, length, steps, batch_size, learning_rate, seed, phi, alphabet,
-         hooks, progress, description):
+def _run(
+    params,
+    *,
+    method,
+    task,
+    config,
+    length,
+    steps,
+    batch_size,
+    learning_rate,
+    seed,
+    phi,
+    alphabet,
+    hooks,
+    progress,
+    description,
+):
     rng = np.random.default_rng(seed)
     opt_state = _OPTIMIZER.init(params)
     losses = []
@@ -145,8 +172,9 @@ def _run(params, *, method, task, config, length, steps, batch_size, learning_ra
     for step in range(steps):
         inputs, targets, weights = _batch(task, length, batch_size, rng, phi, alphabet)
         lr = np.float32(_schedule(step, steps, learning_rate))
-        params, opt_state, loss = _train_step(params, opt_state, lr, inputs, targets, weights, hooks,
-                                              n_heads=config.n_heads)
+        params, opt_state, loss = _train_step(
+            params, opt_state, lr, inputs, targets, weights, hooks, n_heads=config.n_heads
+        )
         losses.append(loss)  # a device array: reading it now would wait for the step
         if bar is not None and (step + 1) % 10 == 0:
             loss.block_until_ready()  # JAX runs ahead of Python; the bar should not
@@ -243,9 +271,19 @@ def train(
         raise ValueError(f"phi must be smaller than train_len = {train_len}, got {phi}")
     params = init_params(jax.random.PRNGKey(seed), config)
     params, losses, seconds = _run(
-        params, method=method, task=task, config=config, length=train_len, steps=steps,
-        batch_size=batch_size, learning_rate=learning_rate, seed=seed, phi=phi, alphabet=alphabet,
-        hooks=position_hooks(method, train_len, config), progress=progress,
+        params,
+        method=method,
+        task=task,
+        config=config,
+        length=train_len,
+        steps=steps,
+        batch_size=batch_size,
+        learning_rate=learning_rate,
+        seed=seed,
+        phi=phi,
+        alphabet=alphabet,
+        hooks=position_hooks(method, train_len, config),
+        progress=progress,
         description=f"{method}, seed {seed}",
     )
     return TrainedModel(method, task, config, params, train_len, seed, steps, losses, seconds, phi, alphabet)
@@ -284,7 +322,7 @@ def train_many(methods: Iterable[str], seeds: Iterable[int], **kwargs) -> dict[t
     """
     pairs = [(method, seed) for method in methods for seed in seeds]
     models = two_at_a_time(lambda pair: train(pair[0], seed=pair[1], **kwargs), pairs)
-    return dict(zip(pairs, models))
+    return dict(zip(pairs, models, strict=True))
 
 
 def with_rope_scaling(model: TrainedModel, scaling: str, factor: float) -> TrainedModel:
@@ -306,13 +344,23 @@ def with_rope_scaling(model: TrainedModel, scaling: str, factor: float) -> Train
     scaling = check_choice(scaling, "scaling", ("linear", "yarn"))
     factor = check_positive_real(factor, "factor")
     inv_freq, attention_factor = scaled_rope_frequencies(
-        model.config.head_dim, method=scaling, factor=factor, original_max_len=model.train_len)
-    return dataclasses.replace(model, inv_freq=inv_freq, attention_factor=attention_factor,
-                               scaling=f"{scaling} x{factor:g}")
+        model.config.head_dim, method=scaling, factor=factor, original_max_len=model.train_len
+    )
+    return dataclasses.replace(
+        model, inv_freq=inv_freq, attention_factor=attention_factor, scaling=f"{scaling} x{factor:g}"
+    )
 
 
-def fine_tune(model: TrainedModel, *, length: int, steps: int, batch_size: int = 4,
-              learning_rate: float = 1e-3, seed: int = 1, progress: bool = True) -> TrainedModel:
+def fine_tune(
+    model: TrainedModel,
+    *,
+    length: int,
+    steps: int,
+    batch_size: int = 4,
+    learning_rate: float = 1e-3,
+    seed: int = 1,
+    progress: bool = True,
+) -> TrainedModel:
     """Continue training ``model`` (with its RoPE rescaling, if any) on sequences of ``length``.
 
     The result keeps ``train_len`` (evaluations keep scoring the same span of
@@ -332,15 +380,22 @@ def fine_tune(model: TrainedModel, *, length: int, steps: int, batch_size: int =
     if length > model.config.max_positions:
         raise ValueError(f"length must be at most config.max_positions = {model.config.max_positions}")
     params, losses, seconds = _run(
-        model.params, method=model.method, task=model.task, config=model.config, length=length,
-        steps=steps, batch_size=check_count(batch_size, "batch_size", minimum=1),
+        model.params,
+        method=model.method,
+        task=model.task,
+        config=model.config,
+        length=length,
+        steps=steps,
+        batch_size=check_count(batch_size, "batch_size", minimum=1),
         learning_rate=check_positive_real(learning_rate, "learning_rate"),
-        seed=check_count(seed, "seed"), phi=model.phi, alphabet=model.alphabet,
-        hooks=hooks_for(model, length), progress=progress,
+        seed=check_count(seed, "seed"),
+        phi=model.phi,
+        alphabet=model.alphabet,
+        hooks=hooks_for(model, length),
+        progress=progress,
         description=f"{model.method} ({model.scaling}), fine-tune at {length}",
     )
-    return dataclasses.replace(model, params=params, losses=losses, seconds=seconds, steps=steps,
-                               fine_tune_len=length)
+    return dataclasses.replace(model, params=params, losses=losses, seconds=seconds, steps=steps, fine_tune_len=length)
 
 
 def train_step_flops(config: ModelConfig, batch_size: int, length: int) -> float:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -93,12 +93,27 @@ def plot_alibi_slopes(
     if ax is None:
         _, ax = plt.subplots(figsize=(6.0, 3.2), constrained_layout=True)
     ax.plot(head, exponent, color="0.6", linewidth=1.0, zorder=1, label="_order")
-    ax.plot(head[:lower], exponent[:lower], marker="o", linestyle="none", color=OKABE_ITO[0], zorder=2,
-            label=f"the {lower}-head slopes" if lower > 1 else "the 1-head slope")
+    ax.plot(
+        head[:lower],
+        exponent[:lower],
+        marker="o",
+        linestyle="none",
+        color=OKABE_ITO[0],
+        zorder=2,
+        label=f"the {lower}-head slopes" if lower > 1 else "the 1-head slope",
+    )
     if n > lower:
-        ax.plot(head[lower:], exponent[lower:], marker="o", linestyle="none", markerfacecolor="white",
-                markeredgecolor=OKABE_ITO[3], markeredgewidth=1.8, zorder=3,
-                label=f"every other {2 * lower}-head slope")
+        ax.plot(
+            head[lower:],
+            exponent[lower:],
+            marker="o",
+            linestyle="none",
+            markerfacecolor="white",
+            markeredgecolor=OKABE_ITO[3],
+            markeredgewidth=1.8,
+            zorder=3,
+            label=f"every other {2 * lower}-head slope",
+        )
     ax.set_xlabel("head h (position in the list)")
     ax.set_ylabel(r"$\log_2 m_h$")
     ax.set_xticks(head if n <= 16 else np.unique(np.linspace(1, n, 9).round().astype(int)))
@@ -187,8 +202,13 @@ def plot_bias_heatmaps(
     low = float(finite.min()) if finite.size and finite.min() < 0 else -1.0
     cmap = plt.get_cmap(SEQUENTIAL_CMAP).with_extremes(bad=MASKED_COLOUR)
     fig, axes = plt.subplots(
-        nrows, ncols, figsize=(panel_size * ncols + 1.0, panel_size * nrows + 0.6),
-        constrained_layout=True, squeeze=False, sharex=True, sharey=True,
+        nrows,
+        ncols,
+        figsize=(panel_size * ncols + 1.0, panel_size * nrows + 0.6),
+        constrained_layout=True,
+        squeeze=False,
+        sharex=True,
+        sharey=True,
     )
     image = None
     for h, ax in enumerate(axes.flat):
@@ -298,13 +318,14 @@ def plot_weights_by_distance(
     else:
         bounds = as_real_array(exponent_range, "exponent_range").astype(np.float64)
         if bounds.shape != (2,) or not np.all(np.isfinite(bounds)) or bounds[0] >= bounds[1]:
-            raise ValueError(f"exponent_range must be two finite numbers (low, high) with low < high, "
-                             f"got {exponent_range!r}")
+            raise ValueError(
+                f"exponent_range must be two finite numbers (low, high) with low < high, got {exponent_range!r}"
+            )
         low, high = float(bounds[0]), float(bounds[1])
     norm = colors.Normalize(vmin=low, vmax=high)
     cmap = colors.ListedColormap(plt.get_cmap(SEQUENTIAL_CMAP)(np.linspace(0.0, LINE_CMAP_TOP, 256)))
     distance = np.arange(array.shape[1])
-    for row, e in zip(array, exponent):
+    for row, e in zip(array, exponent, strict=True):
         shown = np.where(row > 0, row, np.nan) if log_scale else row
         ax.plot(distance, shown, color=cmap(norm(e)), linewidth=1.4)
     if log_scale:

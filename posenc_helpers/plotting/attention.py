@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -122,11 +122,18 @@ def plot_pooled_summaries(
         _, ax = plt.subplots(figsize=(5.0, 2.6))
     features = np.arange(width)
     bar = 0.8 / len(vectors)
-    for index, (label, vector) in enumerate(zip(summaries, vectors)):
+    for index, (label, vector) in enumerate(zip(summaries, vectors, strict=True)):
         offset = (index - (len(vectors) - 1) / 2) * bar
         hatch = "//" if index % 2 else None
-        ax.bar(features + offset, vector, width=bar, label=label,
-               color=OKABE_ITO[index % len(OKABE_ITO)], hatch=hatch, edgecolor="white")
+        ax.bar(
+            features + offset,
+            vector,
+            width=bar,
+            label=label,
+            color=OKABE_ITO[index % len(OKABE_ITO)],
+            hatch=hatch,
+            edgecolor="white",
+        )
     ax.axhline(0.0, color="0.3", linewidth=0.8)
     ax.set_xticks(features)
     ax.set_xlabel("feature of the pooled output")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -89,8 +89,16 @@ def plot_checklist_grid(
     words = {0: ("no", "black"), 1: ("yes", "white"), 2: ("n/a", "black")}
     for (row, col), code in np.ndenumerate(codes):
         word, colour = words[int(code)]
-        ax.text(col, row, word, ha="center", va="center", color=colour, fontsize=10,
-                fontweight="bold" if code == 1 else "normal")
+        ax.text(
+            col,
+            row,
+            word,
+            ha="center",
+            va="center",
+            color=colour,
+            fontsize=10,
+            fontweight="bold" if code == 1 else "normal",
+        )
     ax.set_xticks(np.arange(values.shape[1]), list(methods), rotation=30, ha="right")
     ax.set_yticks(np.arange(values.shape[0]), labels)
     ax.set_xticks(np.arange(values.shape[1] + 1) - 0.5, minor=True)
@@ -98,9 +106,11 @@ def plot_checklist_grid(
     ax.grid(which="minor", color="white", linewidth=2)
     ax.tick_params(which="minor", length=0)
     ax.spines[:].set_visible(False)
-    handles = [Patch(color=PASS_COLOUR, label="yes: check passed"),
-               Patch(color=FAIL_COLOUR, label="no: check failed"),
-               Patch(color=NA_COLOUR, label="n/a: does not apply")]
+    handles = [
+        Patch(color=PASS_COLOUR, label="yes: check passed"),
+        Patch(color=FAIL_COLOUR, label="no: check failed"),
+        Patch(color=NA_COLOUR, label="n/a: does not apply"),
+    ]
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.32), ncol=3, fontsize=8)
     if title:
         ax.set_title(title)

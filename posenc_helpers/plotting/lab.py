@@ -6,7 +6,7 @@ nor the lab.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -25,8 +25,14 @@ METHOD_STYLES: dict[str, dict[str, object]] = {
     "rope": {"color": OKABE_ITO[3], "linestyle": "-", "marker": "D"},
     "alibi": {"color": OKABE_ITO[2], "linestyle": "--", "marker": "v"},
 }
-_LABELS = {"nope": "NoPE", "sinusoidal": "sinusoidal", "learned": "learned", "t5": "T5 bias",
-           "rope": "RoPE", "alibi": "ALiBi"}
+_LABELS = {
+    "nope": "NoPE",
+    "sinusoidal": "sinusoidal",
+    "learned": "learned",
+    "t5": "T5 bias",
+    "rope": "RoPE",
+    "alibi": "ALiBi",
+}
 
 
 def _style(name: str) -> dict[str, object]:
@@ -74,7 +80,7 @@ def log_binned(values: np.ndarray, bins_per_octave: int = 4) -> tuple[np.ndarray
     edges = np.append(edges[edges < values.size], values.size)
     starts, stops = edges[:-1], edges[1:]
     centres = np.sqrt(starts * (stops - 1.0))
-    means = np.array([values[a:b].mean() for a, b in zip(starts, stops)])
+    means = np.array([values[a:b].mean() for a, b in zip(starts, stops, strict=True)])
     return centres, means
 
 
@@ -136,9 +142,15 @@ def plot_length_curves(
         values = _as_curve(values, f"curves[{(method, seed)!r}]", lengths.size)
         first = method not in seen
         seen.add(method)
-        ax.plot(lengths, values, **_style(method), alpha=1.0 if first else 0.45,
-                linewidth=1.8 if first else 1.0, markersize=5 if first else 3,
-                label=_label(method) if first else f"_{method} seed {seed}")
+        ax.plot(
+            lengths,
+            values,
+            **_style(method),
+            alpha=1.0 if first else 0.45,
+            linewidth=1.8 if first else 1.0,
+            markersize=5 if first else 3,
+            label=_label(method) if first else f"_{method} seed {seed}",
+        )
     ax.axvline(train_len, color="0.4", linewidth=1.0, linestyle=(0, (1, 2)), label="training length")
     ax.set_xscale("log", base=2)
     ax.set_xticks(lengths, [f"{int(length)}" for length in lengths])
@@ -269,8 +281,14 @@ def plot_pair_norms(
     styles = ("-", "--", "-.", ":")
     for index, (label, values) in enumerate(norms.items()):
         values = _as_curve(values, f"norms[{label!r}]", wavelengths.size)
-        ax.plot(wavelengths, values, color=OKABE_ITO[index % len(OKABE_ITO)],
-                linestyle=styles[index % len(styles)], marker=markers[index % len(markers)], label=label)
+        ax.plot(
+            wavelengths,
+            values,
+            color=OKABE_ITO[index % len(OKABE_ITO)],
+            linestyle=styles[index % len(styles)],
+            marker=markers[index % len(markers)],
+            label=label,
+        )
     ax.axvline(train_len, color="0.4", linewidth=1.0, linestyle=(0, (1, 2)), label="training length")
     ax.set_xscale("log")
     ax.set_xlabel("wavelength of the pair (tokens, log scale)")

@@ -117,16 +117,26 @@ def plot_learned_table(
     if ax is None:
         _, ax = plt.subplots(figsize=(4.5, 4.0), constrained_layout=True)
     image = ax.imshow(
-        array, cmap=DIVERGING_CMAP, vmin=-limit, vmax=limit, aspect="auto", interpolation="nearest",
+        array,
+        cmap=DIVERGING_CMAP,
+        vmin=-limit,
+        vmax=limit,
+        aspect="auto",
+        interpolation="nearest",
         extent=(-0.5, width - 0.5, max_len - 0.5, -0.5),
     )
     if show_until > max_len:
-        ax.axhspan(max_len - 0.5, show_until - 0.5, facecolor="0.92", edgecolor="0.45", hatch="//",
-                   linewidth=0.0)
+        ax.axhspan(max_len - 0.5, show_until - 0.5, facecolor="0.92", edgecolor="0.45", hatch="//", linewidth=0.0)
         ax.axhline(max_len - 0.5, color="black", linewidth=1.2)
-        ax.text((width - 1) / 2, (max_len + show_until - 1) / 2,
-                f"no row for t ≥ {max_len}\n(IndexError)", ha="center", va="center", fontsize=9,
-                bbox={"facecolor": "white", "edgecolor": "0.45", "boxstyle": "round"})
+        ax.text(
+            (width - 1) / 2,
+            (max_len + show_until - 1) / 2,
+            f"no row for t ≥ {max_len}\n(IndexError)",
+            ha="center",
+            va="center",
+            fontsize=9,
+            bbox={"facecolor": "white", "edgecolor": "0.45", "boxstyle": "round"},
+        )
     ax.set_xlim(-0.5, width - 0.5)
     ax.set_ylim(show_until - 0.5, -0.5)
     ax.set_xlabel("dimension")
@@ -216,8 +226,7 @@ def plot_relative_matrix(
         middle = (vmin + vmax) / 2
         for (i, j), value in np.ndenumerate(array):
             strong = abs(value - middle) > 0.3 * (vmax - vmin) if diverging else value < middle
-            ax.text(j, i, f"{value:g}", ha="center", va="center", fontsize=8,
-                    color="white" if strong else "black")
+            ax.text(j, i, f"{value:g}", ha="center", va="center", fontsize=8, color="white" if strong else "black")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if title:
@@ -316,8 +325,7 @@ def plot_t5_buckets(
         raise ValueError(f"relative_positions must be 1-D with at least 2 entries, got shape {rel.shape}")
     if np.any(np.diff(rel) <= 0):
         raise ValueError("relative_positions must be increasing")
-    buckets = t5_relative_bucket(rel, bidirectional=bidirectional, num_buckets=num_buckets,
-                                 max_distance=max_distance)
+    buckets = t5_relative_bucket(rel, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)
     if ax is None:
         _, ax = plt.subplots(figsize=(6.0, 3.2), constrained_layout=True)
     ax.plot(rel, buckets, drawstyle="steps-mid", color=OKABE_ITO[0], linewidth=1.6, label="bucket")
@@ -331,8 +339,14 @@ def plot_t5_buckets(
         }
         for name, intervals in _t5_spans(bool(bidirectional), int(num_buckets), int(max_distance), lo, hi).items():
             for index, (a, b) in enumerate(intervals):
-                ax.axvspan(a, b, color=REGION_COLOURS[name], alpha=_REGION_ALPHA, linewidth=0,
-                           label=labels[name] if index == 0 else None)
+                ax.axvspan(
+                    a,
+                    b,
+                    color=REGION_COLOURS[name],
+                    alpha=_REGION_ALPHA,
+                    linewidth=0,
+                    label=labels[name] if index == 0 else None,
+                )
     ax.set_xlim(lo, hi)
     ax.set_ylim(-0.8, int(num_buckets) - 0.2)
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
@@ -342,6 +356,5 @@ def plot_t5_buckets(
         ax.set_title(title)
     if legend:
         # The free corner: bidirectional curves stay low on the left, causal ones on the right.
-        ax.legend(loc="upper left" if bidirectional else "upper right", fontsize=7.5, frameon=True,
-                  framealpha=0.9)
+        ax.legend(loc="upper left" if bidirectional else "upper right", fontsize=7.5, frameon=True, framealpha=0.9)
     return ax

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Mapping
+from collections.abc import Mapping
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -106,8 +106,15 @@ def plot_stretch_factors(
     pairs = np.arange(theta.size)
     markers = ("o", "s", "^", "D", "v")
     for index, (label, array) in enumerate(curves.items()):
-        ax.plot(pairs, theta / array, marker=markers[index % len(markers)], markersize=2.5,
-                linewidth=1.2, color=OKABE_ITO[index % len(OKABE_ITO)], label=label)
+        ax.plot(
+            pairs,
+            theta / array,
+            marker=markers[index % len(markers)],
+            markersize=2.5,
+            linewidth=1.2,
+            color=OKABE_ITO[index % len(OKABE_ITO)],
+            label=label,
+        )
     ax.axhline(1.0, color="0.35", linewidth=0.9, linestyle=":", label="1 (kept)")
     if factor is not None:
         ax.axhline(float(factor), color="0.35", linewidth=0.9, linestyle="--", label=f"s = {factor:g}")

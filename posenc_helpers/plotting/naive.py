@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -98,8 +98,7 @@ def plot_norm_ratio(
         reached = [np.flatnonzero(values >= threshold) for threshold in thresholds]
         firsts = np.array([hits[0] for hits in reached if hits.size], dtype=int)
         if firsts.size:
-            ax.plot(positions[firsts], values[firsts], linestyle="none", marker="o",
-                    markersize=5, color=colour)
+            ax.plot(positions[firsts], values[firsts], linestyle="none", marker="o", markersize=5, color=colour)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("position t (tokens)")
@@ -162,17 +161,23 @@ def plot_normalized_strips(
     if ax is None:
         _, ax = plt.subplots(figsize=(6.0, 0.6 + 0.7 * len(lengths)))
     rows = np.arange(len(lengths))[::-1].astype(float)
-    for index, (n, row) in enumerate(zip(lengths, rows)):
+    for index, (n, row) in enumerate(zip(lengths, rows, strict=True)):
         colour = OKABE_ITO[index % len(OKABE_ITO)]
         values = np.arange(n) / (n - 1)
         size = 30.0 if n <= 20 else 12.0
         ax.scatter(values, np.full(n, row), s=size, color=colour, zorder=3)
         if annotate_step:
             step = 1.0 / (n - 1)
-            ax.plot([0.0, step], [row - 0.22, row - 0.22], color=colour, linewidth=1.5,
-                    marker="|", markersize=7)
-            ax.text(step + 0.012, row - 0.22, f"one step = 1/{n - 1} = {step:.3g}",
-                    va="center", ha="left", fontsize=8, color="0.15")
+            ax.plot([0.0, step], [row - 0.22, row - 0.22], color=colour, linewidth=1.5, marker="|", markersize=7)
+            ax.text(
+                step + 0.012,
+                row - 0.22,
+                f"one step = 1/{n - 1} = {step:.3g}",
+                va="center",
+                ha="left",
+                fontsize=8,
+                color="0.15",
+            )
     ax.set_yticks(rows, [f"n = {n}" for n in lengths])
     ax.set_ylim(-0.6, len(lengths) - 0.5)
     ax.set_xlim(-0.03, 1.03)
@@ -240,11 +245,11 @@ def plot_step_against_length(
     ax.plot(lengths, 1.0 / (lengths - 1), color=OKABE_ITO[0], linewidth=1.8)
     if marked:
         marked_array = np.array(marked, dtype=float)
-        ax.plot(marked_array, 1.0 / (marked_array - 1), linestyle="none", marker="o",
-                color=OKABE_ITO[3], markersize=6)
+        ax.plot(marked_array, 1.0 / (marked_array - 1), linestyle="none", marker="o", color=OKABE_ITO[3], markersize=6)
         for n in marked:
-            ax.annotate(f"n = {n}: 1/{n - 1}", (n, 1.0 / (n - 1)), textcoords="offset points",
-                        xytext=(6, 4), fontsize=8)
+            ax.annotate(
+                f"n = {n}: 1/{n - 1}", (n, 1.0 / (n - 1)), textcoords="offset points", xytext=(6, 4), fontsize=8
+            )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("sentence length n (tokens)")

@@ -9,7 +9,7 @@ factor that depends on ``q`` and ``k``, so the two are not on one scale.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -134,8 +134,13 @@ def plot_decay_bound(
     bound, _ = decay_curves(r, head_dim, base, {})
     if ax is None:
         _, ax = plt.subplots(figsize=(5.0, 3.2), constrained_layout=True)
-    ax.plot(r, bound, color=color, linewidth=1.6,
-            label=label if label is not None else f"head_dim = {head_dim}, base = {base:g}")
+    ax.plot(
+        r,
+        bound,
+        color=color,
+        linewidth=1.6,
+        label=label if label is not None else f"head_dim = {head_dim}, base = {base:g}",
+    )
     ax.set_ylim(bottom=0.0)
     ax.set_xlabel("relative distance m − n (tokens)")
     ax.set_ylabel(r"$\frac{1}{d/2}\sum_j |S_j|$")
@@ -223,8 +228,14 @@ def plot_decay_scores(
     if ax is None:
         _, ax = plt.subplots(figsize=(5.0, 3.2), constrained_layout=True)
     for index, (name, values) in enumerate(scores.items()):
-        ax.plot(r, values, color=SCORE_COLOURS[index % len(SCORE_COLOURS)],
-                linestyle=SCORE_STYLES[index % len(SCORE_STYLES)], linewidth=1.3, label=name)
+        ax.plot(
+            r,
+            values,
+            color=SCORE_COLOURS[index % len(SCORE_COLOURS)],
+            linestyle=SCORE_STYLES[index % len(SCORE_STYLES)],
+            linewidth=1.3,
+            label=name,
+        )
     ax.axhline(0.0, color="0.8", linewidth=0.8, zorder=0)
     ax.set_ylim(-1.05, 1.1)
     ax.set_xlabel("relative distance m − n (tokens)")

@@ -8,7 +8,7 @@ a clock. A shift by ``phi`` tokens turns it further by ``omega_k * phi``.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -139,20 +139,27 @@ def plot_pair_on_circle(
     if offset is not None:
         phi = check_real(offset, "offset")
         for angle in angles:
-            ax.plot(*_arc_points(angle, angle + omega * phi, radius=0.82), color=SHIFTED_COLOUR,
-                    linewidth=1.6, zorder=1)
+            ax.plot(
+                *_arc_points(angle, angle + omega * phi, radius=0.82), color=SHIFTED_COLOUR, linewidth=1.6, zorder=1
+            )
             end = _circle_point(angle + omega * phi)
-            ax.plot([0.0, end[0]], [0.0, end[1]], color=SHIFTED_COLOUR, linewidth=1.0,
-                    linestyle="--", zorder=1)
-            ax.plot(*end, marker="o", markersize=8, markerfacecolor="white",
-                    markeredgecolor=SHIFTED_COLOUR, markeredgewidth=2.0, linestyle="none", zorder=3)
+            ax.plot([0.0, end[0]], [0.0, end[1]], color=SHIFTED_COLOUR, linewidth=1.0, linestyle="--", zorder=1)
+            ax.plot(
+                *end,
+                marker="o",
+                markersize=8,
+                markerfacecolor="white",
+                markeredgecolor=SHIFTED_COLOUR,
+                markeredgewidth=2.0,
+                linestyle="none",
+                zorder=3,
+            )
         for angle in angles:
             ax.plot([0.0, np.sin(angle)], [0.0, np.cos(angle)], color=START_COLOUR, linewidth=1.4, zorder=2)
     ax.plot(x, y, marker="o", markersize=6, color=START_COLOUR, linestyle="none", zorder=4)
     if annotate:
-        for position, px, py in zip(t, x, y):
-            ax.text(1.18 * px, 1.18 * py, f"{position:g}", ha="center", va="center", fontsize=8,
-                    color=START_COLOUR)
+        for position, px, py in zip(t, x, y, strict=True):
+            ax.text(1.18 * px, 1.18 * py, f"{position:g}", ha="center", va="center", fontsize=8, color=START_COLOUR)
     if title:
         ax.set_title(title)
     return ax
@@ -232,8 +239,16 @@ def plot_rotation_frames(
         for c, position in enumerate(t):
             ax = axes[r, c]
             plot_pair_on_circle(float(w), [position], offset=phi, ax=ax, annotate=False)
-            ax.text(0.02, 0.02, f"turn {w * phi:.2f} rad", ha="left", va="bottom", fontsize=8,
-                    color=SHIFTED_COLOUR, transform=ax.transAxes)
+            ax.text(
+                0.02,
+                0.02,
+                f"turn {w * phi:.2f} rad",
+                ha="left",
+                va="bottom",
+                fontsize=8,
+                color=SHIFTED_COLOUR,
+                transform=ax.transAxes,
+            )
             ax.set_xticks([])
             ax.set_yticks([])
             ax.set_xlabel("")
@@ -300,10 +315,7 @@ def plot_position_scores(
     if table.ndim != 2 or table.shape[0] != table.shape[1]:
         raise ValueError(f"scores must be a square 2-D array, got shape {table.shape}")
     check_finite(table, "scores")
-    if limit is None:
-        limit = float(np.abs(table).max()) or 1.0
-    else:
-        limit = check_positive_real(limit, "limit")
+    limit = float(np.abs(table).max()) or 1.0 if limit is None else check_positive_real(limit, "limit")
     if ax is None:
         _, ax = plt.subplots(figsize=(3.6, 3.2), constrained_layout=True)
     ax.imshow(table, cmap=DIVERGING_CMAP, vmin=-limit, vmax=limit, interpolation="nearest")

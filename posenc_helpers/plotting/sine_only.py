@@ -10,7 +10,7 @@ table next to the straight lines their slow columns follow.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -96,12 +96,28 @@ def plot_collision_scan(
     ax.scatter(positions[others], gaps[others], s=4, color="0.65", linewidths=0, label="other positions")
     for key, style in (("same", SAME_SLOPE_STYLE), ("opposite", OPPOSITE_SLOPE_STYLE)):
         hits = scan[key]
-        ax.scatter(positions[hits], gaps[hits], s=28, color=style["color"], marker=style["marker"],
-                   edgecolors="black", linewidths=0.4, zorder=3, label=style["label"])
+        ax.scatter(
+            positions[hits],
+            gaps[hits],
+            s=28,
+            color=style["color"],
+            marker=style["marker"],
+            edgecolors="black",
+            linewidths=0.4,
+            zorder=3,
+            label=style["label"],
+        )
     ax.axhline(threshold, color="black", linestyle="--", linewidth=0.9, label=f"threshold {threshold:g}")
     ax.axvline(reference, color=OKABE_ITO[2], linewidth=1.0, label=f"reference r = {reference}")
-    ax.text(0.98, 0.03, f"same slope: {scan['same'].size}, opposite slope: {scan['opposite'].size}",
-            transform=ax.transAxes, ha="right", va="bottom", fontsize=8)
+    ax.text(
+        0.98,
+        0.03,
+        f"same slope: {scan['same'].size}, opposite slope: {scan['opposite'].size}",
+        transform=ax.transAxes,
+        ha="right",
+        va="bottom",
+        fontsize=8,
+    )
     ax.set_yscale("log")
     ax.set_ylim(GAP_FLOOR / 2, 4.0)
     ax.set_xlim(-0.01 * n_positions, 1.01 * (n_positions - 1))
@@ -257,7 +273,7 @@ def plot_sine_columns(
         if len(axes) != d:
             raise ValueError(f"axes must hold one Axes per column ({d}), got {len(axes)}")
     t = np.arange(n, dtype=np.float64)
-    for j, (ax, omega) in enumerate(zip(axes, rates)):
+    for j, (ax, omega) in enumerate(zip(axes, rates, strict=True)):
         ax.plot(t, values[:, j], "o", markersize=2.5, color=OKABE_ITO[j % 5])
         if linear_guide:
             guide = omega * t
@@ -267,7 +283,8 @@ def plot_sine_columns(
         ax.set_ylim(-1.15, 1.15)
         ax.set_yticks([-1.0, 0.0, 1.0])
         ax.set_ylabel(f"col {j}")
-        ax.set_title(f"column {j}: ω = {omega:.3g} rad/token, wavelength {2 * np.pi / omega:.4g} tokens",
-                     fontsize=9, loc="left")
+        ax.set_title(
+            f"column {j}: ω = {omega:.3g} rad/token, wavelength {2 * np.pi / omega:.4g} tokens", fontsize=9, loc="left"
+        )
     axes[-1].set_xlabel("position t (tokens)")
     return axes

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -88,9 +88,7 @@ def plot_encoding_heatmap(
         raise ValueError(f"limit must be a finite number > 0, got {limit!r}")
     if ax is None:
         _, ax = plt.subplots(figsize=(6.0, 3.2), constrained_layout=True)
-    image = ax.imshow(
-        array, cmap=DIVERGING_CMAP, vmin=-limit, vmax=limit, aspect="auto", interpolation="nearest"
-    )
+    image = ax.imshow(array, cmap=DIVERGING_CMAP, vmin=-limit, vmax=limit, aspect="auto", interpolation="nearest")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if title:
@@ -165,9 +163,7 @@ def plot_wavelengths(
         except (TypeError, ValueError):
             raise TypeError(f"curves[{label!r}] must be an array of real numbers") from None
         if array.ndim != 1 or array.size == 0 or not np.all(np.isfinite(array)) or np.any(array <= 0):
-            raise ValueError(
-                f"curves[{label!r}] must be a non-empty 1-D array of positive finite wavelengths"
-            )
+            raise ValueError(f"curves[{label!r}] must be a non-empty 1-D array of positive finite wavelengths")
         arrays[label] = array
     references = dict(references or {})
     for label, value in references.items():
@@ -178,8 +174,15 @@ def plot_wavelengths(
     if ax is None:
         _, ax = plt.subplots(figsize=(5.0, 3.2), constrained_layout=True)
     for index, (label, array) in enumerate(arrays.items()):
-        ax.plot(np.arange(array.size), array, marker="o", markersize=2.5, linewidth=1.2,
-                color=OKABE_ITO[index % len(OKABE_ITO)], label=label)
+        ax.plot(
+            np.arange(array.size),
+            array,
+            marker="o",
+            markersize=2.5,
+            linewidth=1.2,
+            color=OKABE_ITO[index % len(OKABE_ITO)],
+            label=label,
+        )
     styles = ("--", ":", "-.")
     for index, (label, value) in enumerate(references.items()):
         ax.axhline(value, color="0.35", linewidth=0.9, linestyle=styles[index % len(styles)], label=label)

@@ -7,18 +7,18 @@ static companion figure that shows the same thing.
 """
 
 from ._explorer import FigureExplorer
-from .order import WordOrderExplorer
-from .naive import NaivePositionsExplorer
-from .sine_only import SineCollisionExplorer
-from .sinusoidal import SinusoidalExplorer
-from .rotation import UnitCircleExplorer
-from .rope import RopeDecayExplorer
 from .alibi import AlibiExplorer
+from .comparison import OffsetHeadExplorer
+from .lab import LengthExplorer
 from .learned import T5BucketExplorer
 from .long_context import RopeScalingExplorer
-from .comparison import OffsetHeadExplorer
+from .naive import NaivePositionsExplorer
+from .order import WordOrderExplorer
+from .rope import RopeDecayExplorer
+from .rotation import UnitCircleExplorer
+from .sine_only import SineCollisionExplorer
+from .sinusoidal import SinusoidalExplorer
 
-from .lab import LengthExplorer
 __all__ = [
     "FigureExplorer",
     "WordOrderExplorer",

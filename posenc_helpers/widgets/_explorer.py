@@ -16,7 +16,8 @@ update only draws the moving artists over it ("blitting").
 from __future__ import annotations
 
 import io
-from typing import Any, Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
 
 import ipywidgets as widgets
 import numpy as np
@@ -47,15 +48,15 @@ class FigureExplorer:
         Resolution of the PNG. Default 80.
     """
 
-    def __init__(self, controls: Mapping[str, widgets.ValueWidget], *, figsize: tuple[float, float], dpi: int = 80) -> None:
+    def __init__(
+        self, controls: Mapping[str, widgets.ValueWidget], *, figsize: tuple[float, float], dpi: int = 80
+    ) -> None:
         self.controls = dict(controls)
         self.figure = Figure(figsize=figsize, dpi=dpi)
         FigureCanvasAgg(self.figure)
         self._image = widgets.Image(format="png")
         self.status = widgets.HTML()
-        self.widget = widgets.VBox(
-            [widgets.HBox(list(self.controls.values())), self._image, self.status]
-        )
+        self.widget = widgets.VBox([widgets.HBox(list(self.controls.values())), self._image, self.status])
         self.render_count = 0
         self._setup()
         for control in self.controls.values():
@@ -76,7 +77,7 @@ class FigureExplorer:
         raise NotImplementedError
 
     @classmethod
-    def demo(cls) -> tuple["FigureExplorer", list[dict[str, Any]]]:
+    def demo(cls) -> tuple[FigureExplorer, list[dict[str, Any]]]:
         """An explorer at its chapter's default sizes and control changes to replay."""
         raise NotImplementedError
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import ipywidgets as widgets
 import numpy as np
@@ -100,16 +101,16 @@ class AlibiExplorer(FigureExplorer):
         self.shortcut_difference = 0.0
         style = {"description_width": "initial"}
         controls = {
-            "n_heads": widgets.IntSlider(value=n_heads, min=1, max=self.max_heads, description="heads n",
-                                         style=style),
+            "n_heads": widgets.IntSlider(value=n_heads, min=1, max=self.max_heads, description="heads n", style=style),
             "head": widgets.IntSlider(value=1, min=1, max=n_heads, description="head h", style=style),
-            "seq_len": widgets.IntSlider(value=seq_len, min=8, max=self.max_len, step=8,
-                                         description="length (tokens)", style=style),
+            "seq_len": widgets.IntSlider(
+                value=seq_len, min=8, max=self.max_len, step=8, description="length (tokens)", style=style
+            ),
         }
         super().__init__(controls, figsize=(10.5, 3.4))
 
     @classmethod
-    def demo(cls) -> tuple["AlibiExplorer", list[dict[str, Any]]]:
+    def demo(cls) -> tuple[AlibiExplorer, list[dict[str, Any]]]:
         """The chapter 08 set-up (12 heads, 128 tokens) and a sweep of every control."""
         explorer = cls()
         changes: list[dict[str, Any]] = [{"head": h} for h in (2, 5, 8, 9, 12, 1)]
@@ -126,14 +127,29 @@ class AlibiExplorer(FigureExplorer):
 
         ax = self.ax_slopes
         (self.order_line,) = ax.plot([], [], color="0.6", linewidth=1.0, zorder=1)
-        (self.base_points,) = ax.plot([], [], marker="o", linestyle="none", color=OKABE_ITO[0],
-                                      markersize=5, zorder=2)
-        (self.extra_points,) = ax.plot([], [], marker="o", linestyle="none", markerfacecolor="white",
-                                       markeredgecolor=OKABE_ITO[3], markeredgewidth=1.5, markersize=5,
-                                       zorder=3)
-        (self.chosen_point,) = ax.plot([], [], marker="o", linestyle="none", markerfacecolor="none",
-                                       markeredgecolor=OKABE_ITO[7], markeredgewidth=1.6, markersize=12,
-                                       zorder=4)
+        (self.base_points,) = ax.plot([], [], marker="o", linestyle="none", color=OKABE_ITO[0], markersize=5, zorder=2)
+        (self.extra_points,) = ax.plot(
+            [],
+            [],
+            marker="o",
+            linestyle="none",
+            markerfacecolor="white",
+            markeredgecolor=OKABE_ITO[3],
+            markeredgewidth=1.5,
+            markersize=5,
+            zorder=3,
+        )
+        (self.chosen_point,) = ax.plot(
+            [],
+            [],
+            marker="o",
+            linestyle="none",
+            markerfacecolor="none",
+            markeredgecolor=OKABE_ITO[7],
+            markeredgewidth=1.6,
+            markersize=12,
+            zorder=4,
+        )
         ax.set_ylim(-8.6, 0.3)
         ax.set_xlabel("head h (position in the list)")
         ax.set_ylabel(r"$\log_2 m_h$")
@@ -142,8 +158,9 @@ class AlibiExplorer(FigureExplorer):
 
         ax = self.ax_bias
         (self.bias_line,) = ax.plot([], [], color=OKABE_ITO[0], linewidth=1.6, label=r"ALiBi: $-m(i-j)$")
-        (self.shortcut_line,) = ax.plot([], [], color=OKABE_ITO[1], linewidth=1.6, linestyle="--",
-                                        label=r"shortcut: $m\,j$")
+        (self.shortcut_line,) = ax.plot(
+            [], [], color=OKABE_ITO[1], linewidth=1.6, linestyle="--", label=r"shortcut: $m\,j$"
+        )
         ax.axhline(0.0, color="0.85", linewidth=0.8, zorder=0)
         ax.set_xlabel("key position j (tokens)")
         ax.set_ylabel("bias added to the logit")
@@ -153,8 +170,9 @@ class AlibiExplorer(FigureExplorer):
         ax = self.ax_weights
         (self.weight_line,) = ax.plot([], [], color=OKABE_ITO[2], linewidth=1.6)
         self.span_marker = ax.axvline(0.0, color=OKABE_ITO[3], linewidth=1.2, linestyle="--")
-        self.span_text = ax.text(0.03, 0.92, "", transform=ax.transAxes, fontsize=8, color=OKABE_ITO[3],
-                                 ha="left", va="top")
+        self.span_text = ax.text(
+            0.03, 0.92, "", transform=ax.transAxes, fontsize=8, color=OKABE_ITO[3], ha="left", va="top"
+        )
         ax.set_xlabel("key position j (tokens)")
         ax.set_ylabel("attention weight")
         self.weights_title = fig.text(0.85, 0.94, "", ha="center", va="center", fontsize=10)

@@ -16,7 +16,7 @@ __all__ = ["OffsetHeadExplorer"]
 #: Widths offered by the explorer.
 WIDTHS = (8, 16, 32, 64, 128)
 #: Temperatures offered, powers of two from 1/32 to 2.
-TEMPERATURES = tuple(2.0 ** k for k in range(-5, 2))
+TEMPERATURES = tuple(2.0**k for k in range(-5, 2))
 #: Largest offset on the slider.
 MAX_OFFSET = 12
 
@@ -34,7 +34,7 @@ def _target_weights(scores: np.ndarray, offset: int, temperature: float) -> tupl
     factor = np.exp((scores - peak) / temperature)  # <= 1: the peak is the maximum
     denominator = np.cumsum(factor)[offset:]  # query i = offset .. n - 1
     left = factor[:offset].max() if offset else 0.0
-    right = np.concatenate([[0.0], np.maximum.accumulate(factor[offset + 1:])])
+    right = np.concatenate([[0.0], np.maximum.accumulate(factor[offset + 1 :])])
     runner_up = np.maximum(left, right[: denominator.size])
     return 1.0 / denominator, runner_up / denominator
 
@@ -87,19 +87,21 @@ class OffsetHeadExplorer(FigureExplorer):
         self.margin = float("nan")
         self.argmax_on_target = False
         controls = {
-            "offset": widgets.IntSlider(value=3, min=0, max=MAX_OFFSET, description="offset φ",
-                                        style={"description_width": "initial"}),
-            "d_model": widgets.SelectionSlider(options=[(str(w), w) for w in WIDTHS], value=64,
-                                               description="width d"),
+            "offset": widgets.IntSlider(
+                value=3, min=0, max=MAX_OFFSET, description="offset φ", style={"description_width": "initial"}
+            ),
+            "d_model": widgets.SelectionSlider(options=[(str(w), w) for w in WIDTHS], value=64, description="width d"),
             "temperature": widgets.SelectionSlider(
-                options=[(f"{t:g}", t) for t in TEMPERATURES], value=0.25, description="temperature τ",
+                options=[(f"{t:g}", t) for t in TEMPERATURES],
+                value=0.25,
+                description="temperature τ",
                 style={"description_width": "initial"},
             ),
         }
         super().__init__(controls, figsize=(9.0, 3.6))
 
     @classmethod
-    def demo(cls) -> tuple["OffsetHeadExplorer", list[dict]]:
+    def demo(cls) -> tuple[OffsetHeadExplorer, list[dict]]:
         """The chapter 10 set-up (64 and 10 000 tokens) and a sweep of every control."""
         explorer = cls()
         changes = [{"offset": p} for p in (0, 1, 6, 12, 3)]
@@ -120,10 +122,17 @@ class OffsetHeadExplorer(FigureExplorer):
         self.ax_map = fig.add_axes((0.07, 0.15, 0.34, 0.72))
         cax = fig.add_axes((0.42, 0.15, 0.012, 0.72))
         self.ax_far = fig.add_axes((0.55, 0.15, 0.41, 0.72))
-        self.weight_map = self.ax_map.imshow(np.zeros((n, n)), cmap=SEQUENTIAL_CMAP, vmin=0.0, vmax=1.0,
-                                        interpolation="nearest")
-        cax.imshow(np.linspace(1.0, 0.0, 64)[:, None], cmap=SEQUENTIAL_CMAP, vmin=0.0, vmax=1.0,
-                   aspect="auto", extent=(0.0, 1.0, 0.0, 1.0))
+        self.weight_map = self.ax_map.imshow(
+            np.zeros((n, n)), cmap=SEQUENTIAL_CMAP, vmin=0.0, vmax=1.0, interpolation="nearest"
+        )
+        cax.imshow(
+            np.linspace(1.0, 0.0, 64)[:, None],
+            cmap=SEQUENTIAL_CMAP,
+            vmin=0.0,
+            vmax=1.0,
+            aspect="auto",
+            extent=(0.0, 1.0, 0.0, 1.0),
+        )
         cax.set_xticks([])
         cax.yaxis.tick_right()
         cax.set_yticks([0.0, 0.5, 1.0])
@@ -137,8 +146,9 @@ class OffsetHeadExplorer(FigureExplorer):
 
         far = self.ax_far
         (self.target_line,) = far.plot([], [], color=OKABE_ITO[0], linewidth=1.8, label="weight on key i − φ")
-        (self.runner_line,) = far.plot([], [], color=OKABE_ITO[3], linewidth=1.4, linestyle="--",
-                                       label="largest weight on any other key")
+        (self.runner_line,) = far.plot(
+            [], [], color=OKABE_ITO[3], linewidth=1.4, linestyle="--", label="largest weight on any other key"
+        )
         far.axvline(n, color="0.4", linestyle=":", linewidth=1.0)
         far.text(n * 1.08, 0.52, f"design\nlength {n}", fontsize=8, color="0.3", va="center")
         far.set_xscale("log")
@@ -155,9 +165,9 @@ class OffsetHeadExplorer(FigureExplorer):
         far.legend(loc="lower left", fontsize=8)
         self.far_title = fig.text(0.765, 0.94, "", ha="center", va="center", fontsize=11)
         # Queries drawn on the right: every one up to 100, then geometrically spaced.
-        self.plot_rows = np.unique(np.concatenate([
-            np.arange(0, 100), np.geomspace(100, self.long_length - 1, 300).astype(np.int64)
-        ]))
+        self.plot_rows = np.unique(
+            np.concatenate([np.arange(0, 100), np.geomspace(100, self.long_length - 1, 300).astype(np.int64)])
+        )
 
     def _update(self, offset: int, d_model: int, temperature: float) -> str:
         n = self.design_length
@@ -166,7 +176,7 @@ class OffsetHeadExplorer(FigureExplorer):
         self.map_title.set_text(f"first {n} tokens: φ = {offset}, d = {d_model}, τ = {temperature:g}")
 
         start = MAX_OFFSET - offset
-        scores = self._score_table(d_model)[start:start + self.long_length]  # scores[m] = f(m - offset)
+        scores = self._score_table(d_model)[start : start + self.long_length]  # scores[m] = f(m - offset)
         target, runner = _target_weights(scores, offset, temperature)
         queries = np.arange(offset, self.long_length)
         rows = self.plot_rows[self.plot_rows >= max(offset, 1)]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import ipywidgets as widgets
 import numpy as np
@@ -66,28 +66,37 @@ class LengthExplorer(FigureExplorer):
             curves[str(name)] = array
         sizes = {array.size for array in curves.values()}
         if len(sizes) != 1 or sizes.pop() < MULTIPLES[-1] * self.train_len:
-            raise ValueError(f"every curve in losses must have the same length, at least "
-                             f"{MULTIPLES[-1]} * train_len = {MULTIPLES[-1] * self.train_len}")
+            raise ValueError(
+                f"every curve in losses must have the same length, at least "
+                f"{MULTIPLES[-1]} * train_len = {MULTIPLES[-1] * self.train_len}"
+            )
         self.losses = curves
         method = next(iter(curves)) if method is None else method
         if method not in curves:
             raise ValueError(f"method must be one of {tuple(curves)}, got {method!r}")
         controls = {
-            "method": widgets.ToggleButtons(options=[(_label(m), m) for m in curves], value=method,
-                                            description="method"),
-            "multiple": widgets.SelectionSlider(options=[(f"{m} x", m) for m in MULTIPLES], value=4,
-                                                description="length L'", continuous_update=True),
+            "method": widgets.ToggleButtons(
+                options=[(_label(m), m) for m in curves], value=method, description="method"
+            ),
+            "multiple": widgets.SelectionSlider(
+                options=[(f"{m} x", m) for m in MULTIPLES], value=4, description="length L'", continuous_update=True
+            ),
         }
         super().__init__(controls, figsize=(9.0, 3.6))
 
     @classmethod
-    def demo(cls) -> tuple["LengthExplorer", list[dict]]:
+    def demo(cls) -> tuple[LengthExplorer, list[dict]]:
         """Synthetic curves of the chapter's shape (64-token training, six methods) and every control."""
         position = np.arange(1024)
         past = np.clip((position - 63) / 64, 0, 1)
-        shapes = {"nope": 0.15 * past, "sinusoidal": 0.7 * past, "learned": 0.3 * past,
-                  "t5": 0.5 * np.log2(1 + position / 64) / 4, "rope": 0.9 * np.clip((position - 127) / 128, 0, 1),
-                  "alibi": 0 * past}
+        shapes = {
+            "nope": 0.15 * past,
+            "sinusoidal": 0.7 * past,
+            "learned": 0.3 * past,
+            "t5": 0.5 * np.log2(1 + position / 64) / 4,
+            "rope": 0.9 * np.clip((position - 127) / 128, 0, 1),
+            "alibi": 0 * past,
+        }
         explorer = cls({name: 2.3 + shape for name, shape in shapes.items()}, 64)
         changes = [{"method": name} for name in shapes] + [{"multiple": m} for m in MULTIPLES]
         changes += [{"method": "rope", "multiple": 16}, {"multiple": 2}]
@@ -125,11 +134,15 @@ class LengthExplorer(FigureExplorer):
         self.shade.set_x(length - self.train_len)
         self.shade.set_width(self.train_len)
         self.cut.set_xdata([length, length])
-        rows = [f"{_label(name):<10} {curve[length - self.train_len:length].mean():.2f}"
-                for name, curve in self.losses.items()]
+        rows = [
+            f"{_label(name):<10} {curve[length - self.train_len : length].mean():.2f}"
+            for name, curve in self.losses.items()
+        ]
         self.legend_text.set_text(f"last {self.train_len} of L' = {length}\n" + "\n".join(rows))
-        scored = values[length - self.train_len:length].mean()
+        scored = values[length - self.train_len : length].mean()
         reference = values[: self.train_len].mean()
-        return (f"{_label(method)} at L' = {length} ({multiple} x the training length): mean loss over the last "
-                f"{self.train_len} positions {scored:.2f} nats, against {reference:.2f} at L' = {self.train_len} "
-                f"({scored - reference:+.2f})")
+        return (
+            f"{_label(method)} at L' = {length} ({multiple} x the training length): mean loss over the last "
+            f"{self.train_len} positions {scored:.2f} nats, against {reference:.2f} at L' = {self.train_len} "
+            f"({scored - reference:+.2f})"
+        )

@@ -79,27 +79,45 @@ class T5BucketExplorer(FigureExplorer):
         self.last_bucket_start = 0
         controls = {
             "num_buckets": widgets.IntSlider(
-                value=32, min=8, max=64, step=4, description="num_buckets",
-                style={"description_width": "initial"}, continuous_update=False,
+                value=32,
+                min=8,
+                max=64,
+                step=4,
+                description="num_buckets",
+                style={"description_width": "initial"},
+                continuous_update=False,
             ),
             "max_distance": widgets.IntSlider(
-                value=128, min=40, max=256, step=8, description="max_distance",
-                style={"description_width": "initial"}, continuous_update=False,
+                value=128,
+                min=40,
+                max=256,
+                step=8,
+                description="max_distance",
+                style={"description_width": "initial"},
+                continuous_update=False,
             ),
             "bidirectional": widgets.ToggleButtons(
-                options=[("bidirectional (encoder)", True), ("causal (decoder)", False)], value=True,
+                options=[("bidirectional (encoder)", True), ("causal (decoder)", False)],
+                value=True,
             ),
         }
         super().__init__(controls, figsize=(8.4, 3.3))
 
     @classmethod
-    def demo(cls) -> tuple["T5BucketExplorer", list[dict]]:
+    def demo(cls) -> tuple[T5BucketExplorer, list[dict]]:
         """The chapter 06 defaults (32 buckets, max_distance 128) and a sweep of every control."""
         explorer = cls()
         changes = [{"num_buckets": n} for n in (8, 16, 24, 48, 64, 32)]
         changes += [{"max_distance": m} for m in (40, 64, 200, 256, 128)]
-        changes += [{"bidirectional": False}, {"num_buckets": 8}, {"max_distance": 256},
-                    {"num_buckets": 64}, {"bidirectional": True}, {"num_buckets": 32}, {"max_distance": 128}]
+        changes += [
+            {"bidirectional": False},
+            {"num_buckets": 8},
+            {"max_distance": 256},
+            {"num_buckets": 64},
+            {"bidirectional": True},
+            {"num_buckets": 32},
+            {"max_distance": 128},
+        ]
         return explorer, changes
 
     def _setup(self) -> None:
@@ -109,8 +127,7 @@ class T5BucketExplorer(FigureExplorer):
             name: [ax.axvspan(0.0, 1.0, color=colour, alpha=_REGION_ALPHA, linewidth=0) for _ in range(2)]
             for name, colour in REGION_COLOURS.items()
         }
-        (self.curve,) = ax.plot(self.relative, self.buckets, drawstyle="steps-mid", color=OKABE_ITO[0],
-                                linewidth=1.6)
+        (self.curve,) = ax.plot(self.relative, self.buckets, drawstyle="steps-mid", color=OKABE_ITO[0], linewidth=1.6)
         ax.set_xlim(-self.span - 0.5, self.span + 0.5)
         ax.set_xlabel("relative position j − i, key minus query (tokens)")
         ax.set_ylabel("bucket")
@@ -139,8 +156,9 @@ class T5BucketExplorer(FigureExplorer):
     def _update(self, num_buckets: int, max_distance: int, bidirectional: bool) -> str:
         per_direction = num_buckets // 2 if bidirectional else num_buckets
         self.max_exact = per_direction // 2
-        self.buckets = t5_relative_bucket(self.relative, bidirectional=bidirectional,
-                                          num_buckets=num_buckets, max_distance=max_distance)
+        self.buckets = t5_relative_bucket(
+            self.relative, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
+        )
         self.curve.set_ydata(self.buckets)
         self.ax_curve.set_ylim(-0.8, num_buckets - 0.2)
         lo, hi = -self.span - 0.5, self.span + 0.5
@@ -156,8 +174,9 @@ class T5BucketExplorer(FigureExplorer):
         self.curve_title.set_text(f"T5 buckets, {mode}: {num_buckets} buckets, max_distance {max_distance}")
 
         back = np.arange(0, max_distance + 1)  # distances back from the query, 0 .. max_distance
-        back_buckets = t5_relative_bucket(-back, bidirectional=bidirectional, num_buckets=num_buckets,
-                                          max_distance=max_distance)
+        back_buckets = t5_relative_bucket(
+            -back, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
+        )
         last = per_direction - 1
         self.last_bucket_start = int(back[back_buckets == last].min())
         counts = np.bincount(back_buckets, minlength=per_direction)[:last]
@@ -166,8 +185,11 @@ class T5BucketExplorer(FigureExplorer):
         empty = int((counts == 0).sum())
         widest = int(counts.max())
         note = f" {empty} bucket(s) receive no distance at all." if empty else ""
-        layout = (f"{per_direction} buckets per direction" if bidirectional else
-                  f"all {per_direction} buckets for keys at or before the query (later keys: bucket 0)")
+        layout = (
+            f"{per_direction} buckets per direction"
+            if bidirectional
+            else f"all {per_direction} buckets for keys at or before the query (later keys: bucket 0)"
+        )
         return (
             f"Shading: {self.key}<br>"
             f"{mode}: {layout}, distances 0 to {self.max_exact - 1} exact, "

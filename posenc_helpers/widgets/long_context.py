@@ -95,14 +95,16 @@ class RopeScalingExplorer(FigureExplorer):
         controls = {
             "method": widgets.ToggleButtons(options=list(METHODS), value=method, description="method"),
             "factor": widgets.SelectionSlider(
-                options=[(f"{f:g}", f) for f in FACTORS], value=float(factor), description="scale s",
+                options=[(f"{f:g}", f) for f in FACTORS],
+                value=float(factor),
+                description="scale s",
                 continuous_update=True,
             ),
         }
         super().__init__(controls, figsize=(9.6, 3.5))
 
     @classmethod
-    def demo(cls) -> tuple["RopeScalingExplorer", list[dict]]:
+    def demo(cls) -> tuple[RopeScalingExplorer, list[dict]]:
         """The chapter 09 defaults (d = 128, base 10000, L = 4096) and every method and scale."""
         explorer = cls()
         changes = [{"factor": f} for f in FACTORS]
@@ -119,19 +121,22 @@ class RopeScalingExplorer(FigureExplorer):
 
         wavelengths = 2 * np.pi / self.theta
         self.ax_waves.plot(pairs, wavelengths, color="0.55", linewidth=1.2, linestyle="--", label="trained")
-        (self.wave_line,) = self.ax_waves.plot(pairs, wavelengths, color=OKABE_ITO[0], marker="o",
-                                               markersize=2.2, linewidth=1.2, label="rescaled")
-        self.ax_waves.axhline(self.original_max_len, color=OKABE_ITO[1], linestyle="-.", linewidth=1.0,
-                              label="L (trained context)")
-        self.new_line = self.ax_waves.axhline(self.original_max_len, color=OKABE_ITO[3], linestyle=":",
-                                              linewidth=1.2, label="s L (new context)")
+        (self.wave_line,) = self.ax_waves.plot(
+            pairs, wavelengths, color=OKABE_ITO[0], marker="o", markersize=2.2, linewidth=1.2, label="rescaled"
+        )
+        self.ax_waves.axhline(
+            self.original_max_len, color=OKABE_ITO[1], linestyle="-.", linewidth=1.0, label="L (trained context)"
+        )
+        self.new_line = self.ax_waves.axhline(
+            self.original_max_len, color=OKABE_ITO[3], linestyle=":", linewidth=1.2, label="s L (new context)"
+        )
         self.ax_waves.set_yscale("log")
         low = 10.0 ** math.floor(math.log10(wavelengths[0]))
         high = 10.0 ** math.ceil(math.log10(wavelengths[-1] * top))
         self.ax_waves.set_ylim(low, high)
         # Fixed ticks with plain-text labels: locators and mathtext labels cost more than the curves.
         decades = np.arange(round(math.log10(low)), round(math.log10(high)) + 1)
-        self.ax_waves.yaxis.set_major_locator(FixedLocator(10.0 ** decades))
+        self.ax_waves.yaxis.set_major_locator(FixedLocator(10.0**decades))
         self.ax_waves.yaxis.set_major_formatter(FixedFormatter([f"1e{int(e)}" for e in decades]))
         self.ax_waves.yaxis.set_minor_locator(NullLocator())
         x_ticks = np.arange(0, self.theta.size, max(self.theta.size // 4, 1))
@@ -143,11 +148,13 @@ class RopeScalingExplorer(FigureExplorer):
         self.ax_waves.set_ylabel("wavelength (tokens)")
         self.ax_waves.legend(loc="lower right", fontsize=8)
 
-        (self.stretch_line,) = self.ax_stretch.plot(pairs, np.ones_like(self.theta), color=OKABE_ITO[0],
-                                                    marker="o", markersize=2.2, linewidth=1.2)
+        (self.stretch_line,) = self.ax_stretch.plot(
+            pairs, np.ones_like(self.theta), color=OKABE_ITO[0], marker="o", markersize=2.2, linewidth=1.2
+        )
         self.ax_stretch.axhline(1.0, color="0.35", linestyle=":", linewidth=0.9, label="1 (kept)")
-        self.factor_line = self.ax_stretch.axhline(1.0, color="0.35", linestyle="--", linewidth=0.9,
-                                                   label="s (interpolated)")
+        self.factor_line = self.ax_stretch.axhline(
+            1.0, color="0.35", linestyle="--", linewidth=0.9, label="s (interpolated)"
+        )
         self.ax_stretch.set_yscale("log")
         self.ax_stretch.set_ylim(0.8, top * 1.4)
         self.ax_stretch.yaxis.set_major_locator(FixedLocator([1, 2, 4, 8, 16, 32, 64]))
@@ -167,7 +174,10 @@ class RopeScalingExplorer(FigureExplorer):
 
     def _update(self, method: str, factor: float) -> str:
         scaled, attention = scaled_rope_frequencies(
-            self.head_dim, base=self.base, method=method, factor=factor,
+            self.head_dim,
+            base=self.base,
+            method=method,
+            factor=factor,
             original_max_len=self.original_max_len,
         )
         new_len = int(round(factor * self.original_max_len))
@@ -188,5 +198,5 @@ class RopeScalingExplorer(FigureExplorer):
             f"{_pairs(int(kept.sum()))} kept, {_pairs(int(interpolated.sum()))} interpolated by s, "
             f"{_pairs(between)} in between; "
             f"{unseen} of {self.theta.size} pairs reach angles unseen in training; "
-            f"attention factor {attention:.3f} (logits x {attention ** 2:.3f})"
+            f"attention factor {attention:.3f} (logits x {attention**2:.3f})"
         )

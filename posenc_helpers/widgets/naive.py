@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import ipywidgets as widgets
 import numpy as np
 from matplotlib.ticker import FixedLocator, LogFormatterMathtext, NullLocator
@@ -90,19 +89,27 @@ class NaivePositionsExplorer(FigureExplorer):
             raise ValueError(f"length must be at most max_length = {self.max_length}, got {length}")
         controls = {
             "length": widgets.IntSlider(
-                value=length, min=2, max=self.max_length, description="sentence length n",
+                value=length,
+                min=2,
+                max=self.max_length,
+                description="sentence length n",
                 style={"description_width": "initial"},
             ),
             "scale": widgets.FloatLogSlider(
-                value=1.0, base=10, min=_SCALE_EXPONENTS[0], max=_SCALE_EXPONENTS[1], step=0.1,
-                description="embedding scale", readout_format=".2g",
+                value=1.0,
+                base=10,
+                min=_SCALE_EXPONENTS[0],
+                max=_SCALE_EXPONENTS[1],
+                step=0.1,
+                description="embedding scale",
+                readout_format=".2g",
                 style={"description_width": "initial"},
             ),
         }
         super().__init__(controls, figsize=(9.0, 3.3))
 
     @classmethod
-    def demo(cls) -> tuple["NaivePositionsExplorer", list[dict]]:
+    def demo(cls) -> tuple[NaivePositionsExplorer, list[dict]]:
         """The chapter 02 set-up (1000 tokens, width 64, scale 1) and a sweep of both controls."""
         embeddings = np.random.default_rng(0).normal(size=(1000, 64))
         explorer = cls(embeddings)
@@ -132,8 +139,7 @@ class NaivePositionsExplorer(FigureExplorer):
         self.step_text = ax.text(0.0, -0.28, "", va="center", fontsize=8)
         ax.yaxis.set_major_locator(NullLocator())
         ax.text(-0.04, 1.0, f"n = {ref}", ha="right", va="center", transform=ax.get_yaxis_transform())
-        self.length_label = ax.text(-0.04, 0.0, "", ha="right", va="center",
-                                    transform=ax.get_yaxis_transform())
+        self.length_label = ax.text(-0.04, 0.0, "", ha="right", va="center", transform=ax.get_yaxis_transform())
         ax.set_ylim(-0.6, 1.4)
         ax.set_xlim(-0.03, 1.03)
         ax.set_xlabel("normalised position t/(n-1)")
@@ -143,10 +149,17 @@ class NaivePositionsExplorer(FigureExplorer):
 
         ax = self.ax_ratio
         self.all_positions = np.arange(1.0, self.max_length)
-        (self.faint,) = ax.plot(self.all_positions, self.all_positions, color=OKABE_ITO[3],
-                                alpha=0.35, linewidth=1.2, label="longer sentences")
-        (self.bold,) = ax.plot(self.all_positions[:1], self.all_positions[:1], color=OKABE_ITO[3],
-                               linewidth=2.2, label="this sentence")
+        (self.faint,) = ax.plot(
+            self.all_positions,
+            self.all_positions,
+            color=OKABE_ITO[3],
+            alpha=0.35,
+            linewidth=1.2,
+            label="longer sentences",
+        )
+        (self.bold,) = ax.plot(
+            self.all_positions[:1], self.all_positions[:1], color=OKABE_ITO[3], linewidth=2.2, label="this sentence"
+        )
         (self.last,) = ax.plot([1.0], [1.0], linestyle="none", marker="o", color=OKABE_ITO[3])
         ax.axhline(1.0, color="0.4", linestyle=":", linewidth=1.0)
         ax.set_xscale("log")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from typing import Sequence
+from collections.abc import Sequence
 
 import ipywidgets as widgets
 import numpy as np
@@ -72,25 +72,24 @@ class WordOrderExplorer(FigureExplorer):
                 f"got {self.embeddings.shape} and {self.position_signal.shape}"
             )
         self.projections = tuple(np.asarray(w, dtype=float) for w in (w_q, w_k, w_v))
-        orders = [
-            (" ".join(self.words[i] for i in perm), perm)
-            for perm in itertools.permutations(range(n))
-        ]
+        orders = [(" ".join(self.words[i] for i in perm), perm) for perm in itertools.permutations(range(n))]
         controls = {
             # Start from the reversed sentence, so the first move of the slider shows the effect.
-            "order": widgets.Dropdown(
-                options=orders, value=tuple(range(n))[::-1], description="word order"
-            ),
+            "order": widgets.Dropdown(options=orders, value=tuple(range(n))[::-1], description="word order"),
             "strength": widgets.FloatSlider(
-                value=0.0, min=0.0, max=float(max_strength), step=0.1,
-                description="position signal", readout_format=".1f",
+                value=0.0,
+                min=0.0,
+                max=float(max_strength),
+                step=0.1,
+                description="position signal",
+                readout_format=".1f",
                 style={"description_width": "initial"},
             ),
         }
         super().__init__(controls, figsize=(8.0, 3.0))
 
     @classmethod
-    def demo(cls) -> tuple["WordOrderExplorer", list[dict]]:
+    def demo(cls) -> tuple[WordOrderExplorer, list[dict]]:
         """The chapter 01 set-up (3 words, width 8) and every order and strength change."""
         from ..sinusoidal import sinusoidal_encoding
 
@@ -118,16 +117,22 @@ class WordOrderExplorer(FigureExplorer):
         self.ax_weights.set_ylabel("query token")
         self.ax_weights.set_title("attention weights")
         self.cell_text = [
-            [self.ax_weights.text(j, i, "", ha="center", va="center", fontsize=8) for j in range(n)]
-            for i in range(n)
+            [self.ax_weights.text(j, i, "", ha="center", va="center", fontsize=8) for j in range(n)] for i in range(n)
         ]
         width = self.projections[2].shape[1]
         features = np.arange(width)
-        self.bars_reference = self.ax_pooled.bar(features - 0.2, np.zeros(width), width=0.4,
-                                                 color=OKABE_ITO[0], label=" ".join(self.words))
-        self.bars_current = self.ax_pooled.bar(features + 0.2, np.zeros(width), width=0.4,
-                                               color=OKABE_ITO[1], hatch="//", edgecolor="white",
-                                               label="chosen order")
+        self.bars_reference = self.ax_pooled.bar(
+            features - 0.2, np.zeros(width), width=0.4, color=OKABE_ITO[0], label=" ".join(self.words)
+        )
+        self.bars_current = self.ax_pooled.bar(
+            features + 0.2,
+            np.zeros(width),
+            width=0.4,
+            color=OKABE_ITO[1],
+            hatch="//",
+            edgecolor="white",
+            label="chosen order",
+        )
         self.ax_pooled.axhline(0.0, color="0.3", linewidth=0.8)
         self.ax_pooled.set_xticks(features)
         self.ax_pooled.set_xlabel("feature of the pooled output")
@@ -154,9 +159,9 @@ class WordOrderExplorer(FigureExplorer):
         self.ax_weights.set_xticklabels(labels)
         self.ax_weights.set_yticklabels(labels)
         pooled, pooled_reference = output.mean(axis=0), reference.mean(axis=0)
-        for bar, height in zip(self.bars_reference, pooled_reference):
+        for bar, height in zip(self.bars_reference, pooled_reference, strict=True):
             bar.set_height(height)
-        for bar, height in zip(self.bars_current, pooled):
+        for bar, height in zip(self.bars_current, pooled, strict=True):
             bar.set_height(height)
         gap = float(np.abs(pooled - pooled_reference).max())
         verdict = "identical" if gap < 1e-12 else "different"

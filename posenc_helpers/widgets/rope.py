@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import ipywidgets as widgets
 import numpy as np
 
@@ -109,18 +108,27 @@ class RopeDecayExplorer(FigureExplorer):
         self._backgrounds: dict[int, object] = {}
         controls = {
             "head_dim": widgets.Dropdown(
-                options=list(HEAD_DIMS), value=head_dim, description="head_dim",
-                style={"description_width": "initial"}, layout=widgets.Layout(width="160px"),
+                options=list(HEAD_DIMS),
+                value=head_dim,
+                description="head_dim",
+                style={"description_width": "initial"},
+                layout=widgets.Layout(width="160px"),
             ),
             "base": widgets.FloatLogSlider(
-                value=base, base=10, min=1, max=6, step=0.25, description="base",
-                readout_format=",.0f", style={"description_width": "initial"},
+                value=base,
+                base=10,
+                min=1,
+                max=6,
+                step=0.25,
+                description="base",
+                readout_format=",.0f",
+                style={"description_width": "initial"},
             ),
         }
         super().__init__(controls, figsize=(8.8, 3.5))
 
     @classmethod
-    def demo(cls) -> tuple["RopeDecayExplorer", list[dict]]:
+    def demo(cls) -> tuple[RopeDecayExplorer, list[dict]]:
         """The chapter 07 set-up (``head_dim = 128``, base 10000) and a sweep of both controls."""
         explorer = cls()
         changes = [{"head_dim": d} for d in (16, 32, 64, 256, 128)]
@@ -145,10 +153,17 @@ class RopeDecayExplorer(FigureExplorer):
         ax.set_ylabel("(1/(d/2)) Σ_j |S_j|")
         self.bound_title = fig.text(0.26, 0.95, "", ha="center", va="center", fontsize=10.5)
         ax = self.ax_scores
-        (self.random_line,) = ax.plot(r, np.ones_like(r), color=SCORE_COLOURS[0], linestyle=SCORE_STYLES[0],
-                                      linewidth=1.1, label="random q = k")
-        (self.slowest_line,) = ax.plot(r, np.ones_like(r), color=SCORE_COLOURS[1], linestyle=SCORE_STYLES[1],
-                                       linewidth=1.6, label="q = k in the slowest pair")
+        (self.random_line,) = ax.plot(
+            r, np.ones_like(r), color=SCORE_COLOURS[0], linestyle=SCORE_STYLES[0], linewidth=1.1, label="random q = k"
+        )
+        (self.slowest_line,) = ax.plot(
+            r,
+            np.ones_like(r),
+            color=SCORE_COLOURS[1],
+            linestyle=SCORE_STYLES[1],
+            linewidth=1.6,
+            label="q = k in the slowest pair",
+        )
         ax.axhline(0.0, color="0.8", linewidth=0.8, zorder=0)
         ax.set_xlim(0.0, r[-1])
         ax.set_xticks(x_ticks)

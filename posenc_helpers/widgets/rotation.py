@@ -80,24 +80,36 @@ class UnitCircleExplorer(FigureExplorer):
         self.shift_error = 0.0
         controls = {
             "t": widgets.FloatSlider(
-                value=3.0 if self.max_position >= 3.0 else 0.0, min=0.0, max=self.max_position,
-                step=0.5, description="position t", readout_format=".1f",
+                value=3.0 if self.max_position >= 3.0 else 0.0,
+                min=0.0,
+                max=self.max_position,
+                step=0.5,
+                description="position t",
+                readout_format=".1f",
                 style={"description_width": "initial"},
             ),
             "k": widgets.IntSlider(
-                value=0, min=0, max=self.d_model // 2 - 1, step=1, description="pair k",
+                value=0,
+                min=0,
+                max=self.d_model // 2 - 1,
+                step=1,
+                description="pair k",
                 style={"description_width": "initial"},
             ),
             "phi": widgets.FloatSlider(
-                value=min(2.0, self.max_offset), min=-self.max_offset, max=self.max_offset,
-                step=0.5, description="offset φ", readout_format=".1f",
+                value=min(2.0, self.max_offset),
+                min=-self.max_offset,
+                max=self.max_offset,
+                step=0.5,
+                description="offset φ",
+                readout_format=".1f",
                 style={"description_width": "initial"},
             ),
         }
         super().__init__(controls, figsize=(8.6, 3.5))
 
     @classmethod
-    def demo(cls) -> tuple["UnitCircleExplorer", list[dict]]:
+    def demo(cls) -> tuple[UnitCircleExplorer, list[dict]]:
         """The chapter 05 set-up (``d_model = 8``) and a sweep of every control."""
         explorer = cls()
         changes = [{"t": float(t)} for t in np.linspace(0.0, 40.0, 9)]
@@ -115,13 +127,21 @@ class UnitCircleExplorer(FigureExplorer):
         (self.arc,) = ax.plot([], [], color=SHIFTED_COLOUR, linewidth=1.8, zorder=2)
         (self.hand_shifted,) = ax.plot([], [], color=SHIFTED_COLOUR, linewidth=1.0, linestyle="--", zorder=2)
         (self.hand,) = ax.plot([], [], color=START_COLOUR, linewidth=1.6, zorder=3)
-        (self.point_shifted,) = ax.plot([], [], marker="o", markersize=9, markerfacecolor="white",
-                                        markeredgecolor=SHIFTED_COLOUR, markeredgewidth=2.0,
-                                        linestyle="none", zorder=4)
-        (self.point,) = ax.plot([], [], marker="o", markersize=7, color=START_COLOUR,
-                                linestyle="none", zorder=5)
-        self.angle_text = ax.text(0.02, 0.02, "", ha="left", va="bottom", fontsize=9, color=SHIFTED_COLOUR,
-                                  transform=ax.transAxes)
+        (self.point_shifted,) = ax.plot(
+            [],
+            [],
+            marker="o",
+            markersize=9,
+            markerfacecolor="white",
+            markeredgecolor=SHIFTED_COLOUR,
+            markeredgewidth=2.0,
+            linestyle="none",
+            zorder=4,
+        )
+        (self.point,) = ax.plot([], [], marker="o", markersize=7, color=START_COLOUR, linestyle="none", zorder=5)
+        self.angle_text = ax.text(
+            0.02, 0.02, "", ha="left", va="bottom", fontsize=9, color=SHIFTED_COLOUR, transform=ax.transAxes
+        )
         # Titles as figure texts: a fixed position avoids re-laying out the axes titles on every draw.
         self.circle_title = fig.text(0.235, 0.95, "", ha="center", va="center", fontsize=11)
 
@@ -129,16 +149,25 @@ class UnitCircleExplorer(FigureExplorer):
         hi = self.max_position + self.max_offset
         self.grid = np.linspace(lo, hi, 600)
         waves = self.ax_waves
-        (self.sin_line,) = waves.plot(self.grid, np.zeros_like(self.grid), color=OKABE_ITO[2],
-                                      label=r"$\sin(\omega_k t)$")
-        (self.cos_line,) = waves.plot(self.grid, np.zeros_like(self.grid), color=OKABE_ITO[4],
-                                      linestyle="--", label=r"$\cos(\omega_k t)$")
+        (self.sin_line,) = waves.plot(
+            self.grid, np.zeros_like(self.grid), color=OKABE_ITO[2], label=r"$\sin(\omega_k t)$"
+        )
+        (self.cos_line,) = waves.plot(
+            self.grid, np.zeros_like(self.grid), color=OKABE_ITO[4], linestyle="--", label=r"$\cos(\omega_k t)$"
+        )
         self.marker_t = waves.axvline(0.0, color=START_COLOUR, linewidth=1.2)
         self.marker_shifted = waves.axvline(0.0, color=SHIFTED_COLOUR, linewidth=1.2, linestyle="--")
         (self.dots_t,) = waves.plot([], [], marker="o", color=START_COLOUR, linestyle="none", markersize=6)
-        (self.dots_shifted,) = waves.plot([], [], marker="o", markerfacecolor="white",
-                                          markeredgecolor=SHIFTED_COLOUR, markeredgewidth=1.8,
-                                          linestyle="none", markersize=7)
+        (self.dots_shifted,) = waves.plot(
+            [],
+            [],
+            marker="o",
+            markerfacecolor="white",
+            markeredgecolor=SHIFTED_COLOUR,
+            markeredgewidth=1.8,
+            linestyle="none",
+            markersize=7,
+        )
         waves.set_xlim(lo, hi)
         waves.set_ylim(-1.15, 1.35)
         waves.set_xlabel("position (tokens)")

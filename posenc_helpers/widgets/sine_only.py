@@ -9,8 +9,8 @@ import numpy as np
 from matplotlib.ticker import FixedLocator, MaxNLocator, NullLocator
 
 from .._validation import check_count, check_positive_real
-from ..plotting._style import OKABE_ITO
 from ..collisions import collision_scan
+from ..plotting._style import OKABE_ITO
 from ..plotting.sine_only import GAP_FLOOR, OPPOSITE_SLOPE_STYLE, SAME_SLOPE_STYLE
 from ._explorer import FigureExplorer
 
@@ -20,8 +20,18 @@ _SHOWN = 8  # positions listed per kind in the status line
 
 
 def _marker_line(ax: Any, style: dict[str, str], label: str | None = None) -> Any:
-    (line,) = ax.plot([], [], linestyle="none", marker=style["marker"], markersize=5, color=style["color"],
-                      markeredgecolor="black", markeredgewidth=0.4, zorder=3, label=label)
+    (line,) = ax.plot(
+        [],
+        [],
+        linestyle="none",
+        marker=style["marker"],
+        markersize=5,
+        color=style["color"],
+        markeredgecolor="black",
+        markeredgewidth=0.4,
+        zorder=3,
+        label=label,
+    )
     return line
 
 
@@ -80,18 +90,29 @@ class SineCollisionExplorer(FigureExplorer):
         controls = {
             "omega": widgets.Dropdown(options=options, value=options[0][1], description="frequency"),
             "reference": widgets.IntSlider(
-                value=0, min=0, max=self.n_positions - 1, step=1, description="reference r",
-                style={"description_width": "initial"}, continuous_update=False,
+                value=0,
+                min=0,
+                max=self.n_positions - 1,
+                step=1,
+                description="reference r",
+                style={"description_width": "initial"},
+                continuous_update=False,
             ),
             "threshold": widgets.FloatLogSlider(
-                value=1e-2, base=10, min=-5, max=-1, step=0.25, description="threshold",
-                readout_format=".0e", continuous_update=False,
+                value=1e-2,
+                base=10,
+                min=-5,
+                max=-1,
+                step=0.25,
+                description="threshold",
+                readout_format=".0e",
+                continuous_update=False,
             ),
         }
         super().__init__(controls, figsize=(9.0, 3.3))
 
     @classmethod
-    def demo(cls) -> tuple["SineCollisionExplorer", list[dict[str, Any]]]:
+    def demo(cls) -> tuple[SineCollisionExplorer, list[dict[str, Any]]]:
         """The chapter 03 set-up (1000 positions, the five columns) and changes to replay."""
         explorer = cls()
         changes: list[dict[str, Any]] = [{"threshold": float(v)} for v in (1e-1, 1e-3, 1e-4, 1e-5, 1e-2)]
@@ -130,8 +151,9 @@ class SineCollisionExplorer(FigureExplorer):
         (self.circle_all,) = cx.plot(np.ones(n), np.zeros(n), ".", markersize=2, color="0.65")
         self.circle_same = _marker_line(cx, SAME_SLOPE_STYLE)
         self.circle_opposite = _marker_line(cx, OPPOSITE_SLOPE_STYLE)
-        (self.circle_reference,) = cx.plot([0.0, 1.0], [0.0, 0.0], color=OKABE_ITO[2], linewidth=1.5, zorder=4,
-                                           marker="D", markevery=[1], markersize=5)
+        (self.circle_reference,) = cx.plot(
+            [0.0, 1.0], [0.0, 0.0], color=OKABE_ITO[2], linewidth=1.5, zorder=4, marker="D", markevery=[1], markersize=5
+        )
         self.height_line = cx.axhline(0.0, color="black", linestyle=":", linewidth=0.8)
         cx.set_aspect("equal")
         cx.set_xlim(-1.3, 1.3)

@@ -67,18 +67,22 @@ class SinusoidalExplorer(FigureExplorer):
             raise ValueError(f"base must be one of {tuple(f'{b:g}' for b in BASES)}, got {base!r}")
         controls = {
             "d_model": widgets.SelectionSlider(
-                options=[(str(w), w) for w in WIDTHS], value=d_model, description="width d",
+                options=[(str(w), w) for w in WIDTHS],
+                value=d_model,
+                description="width d",
                 continuous_update=True,
             ),
             "base": widgets.SelectionSlider(
-                options=[(f"{b:,.0f}", b) for b in BASES], value=float(base), description="base",
+                options=[(f"{b:,.0f}", b) for b in BASES],
+                value=float(base),
+                description="base",
                 continuous_update=True,
             ),
         }
         super().__init__(controls, figsize=(9.6, 3.4))
 
     @classmethod
-    def demo(cls) -> tuple["SinusoidalExplorer", list[dict]]:
+    def demo(cls) -> tuple[SinusoidalExplorer, list[dict]]:
         """The chapter 04 defaults (50 positions, d = 128, base 10000) and every width and base."""
         explorer = cls()
         changes = [{"d_model": w} for w in WIDTHS] + [{"base": b} for b in BASES]
@@ -91,12 +95,22 @@ class SinusoidalExplorer(FigureExplorer):
         cax = self.figure.add_axes((0.465, 0.16, 0.011, 0.72))
         self.ax_waves = self.figure.add_axes((0.575, 0.16, 0.25, 0.72))
         self.heatmap = self.ax_table.imshow(
-            np.zeros((n, 2)), cmap=DIVERGING_CMAP, vmin=-1.0, vmax=1.0,
-            aspect="auto", interpolation="nearest",
+            np.zeros((n, 2)),
+            cmap=DIVERGING_CMAP,
+            vmin=-1.0,
+            vmax=1.0,
+            aspect="auto",
+            interpolation="nearest",
         )
         # A static gradient instead of figure.colorbar: same look, a fraction of the drawing time.
-        cax.imshow(np.linspace(1.0, -1.0, 64)[:, None], cmap=DIVERGING_CMAP, vmin=-1.0, vmax=1.0,
-                   aspect="auto", extent=(0.0, 1.0, -1.0, 1.0))
+        cax.imshow(
+            np.linspace(1.0, -1.0, 64)[:, None],
+            cmap=DIVERGING_CMAP,
+            vmin=-1.0,
+            vmax=1.0,
+            aspect="auto",
+            extent=(0.0, 1.0, -1.0, 1.0),
+        )
         cax.set_xticks([])
         cax.yaxis.tick_right()
         cax.set_yticks([-1.0, 0.0, 1.0])
@@ -106,14 +120,14 @@ class SinusoidalExplorer(FigureExplorer):
         # Fixed tick positions (set here and in _update) are much cheaper to draw than locators.
         self.ax_table.set_yticks(MaxNLocator(nbins=5, integer=True).tick_values(0, n - 1)[:-1])
 
-        (self.wave_line,) = self.ax_waves.plot([], [], marker="o", markersize=2.5, linewidth=1.2,
-                                               color=OKABE_ITO[0], label="$\\lambda_k$")
-        self.ax_waves.axhline(2 * np.pi, color="0.35", linestyle="--", linewidth=0.9,
-                              label="$2\\pi$ (shortest)")
-        self.limit_line = self.ax_waves.axhline(1.0, color="0.35", linestyle=":", linewidth=0.9,
-                                                label="$2\\pi\\cdot$base")
-        self.ax_waves.axhline(n, color=OKABE_ITO[1], linestyle="-.", linewidth=0.9,
-                              label=f"{n} positions")
+        (self.wave_line,) = self.ax_waves.plot(
+            [], [], marker="o", markersize=2.5, linewidth=1.2, color=OKABE_ITO[0], label="$\\lambda_k$"
+        )
+        self.ax_waves.axhline(2 * np.pi, color="0.35", linestyle="--", linewidth=0.9, label="$2\\pi$ (shortest)")
+        self.limit_line = self.ax_waves.axhline(
+            1.0, color="0.35", linestyle=":", linewidth=0.9, label="$2\\pi\\cdot$base"
+        )
+        self.ax_waves.axhline(n, color=OKABE_ITO[1], linestyle="-.", linewidth=0.9, label=f"{n} positions")
         self.ax_waves.set_yscale("log")
         self.ax_waves.set_ylim(1.0, 2 * np.pi * max(BASES) * 5)
         # Fixed decades, no minor ticks: the limits never change, so neither do the ticks.

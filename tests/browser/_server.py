@@ -59,11 +59,9 @@ class SiteServer:
         self.host = "127.0.0.1"
         self.port = self._httpd.server_address[1]
         self.origin = f"http://{self.host}:{self.port}"
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, name="posenc-site-server", daemon=True
-        )
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="posenc-site-server", daemon=True)
 
-    def __enter__(self) -> "SiteServer":
+    def __enter__(self) -> SiteServer:
         self._thread.start()
         return self
 

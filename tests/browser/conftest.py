@@ -203,8 +203,9 @@ def _new_context(browser, server: SiteServer, mode: str | None):
     if mode is not None:
         theme = "light" if mode == "auto" else mode  # in auto mode pydata recomputes it at once
         context.add_init_script(
-            "try { localStorage.setItem('mode', %s); localStorage.setItem('theme', %s); }"
-            " catch (e) {}" % (json.dumps(mode), json.dumps(theme))
+            f"try {{ localStorage.setItem('mode', {json.dumps(mode)}); "
+            f"localStorage.setItem('theme', {json.dumps(theme)}); }}"
+            " catch (e) {}"
         )
     return context
 
@@ -345,9 +346,7 @@ class Visitor:
         return page, visit
 
 
-_REFRESH_RE = re.compile(
-    r"""<meta\s+http-equiv=["']?refresh["']?\s+content=["']\s*\d+\s*;\s*url=([^"']+)["']""", re.I
-)
+_REFRESH_RE = re.compile(r"""<meta\s+http-equiv=["']?refresh["']?\s+content=["']\s*\d+\s*;\s*url=([^"']+)["']""", re.I)
 
 
 def _meta_refresh_target(file: Path) -> str | None:
@@ -387,9 +386,8 @@ class _IdCollector(HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         for name, value in attrs:
-            if name == "id" or (tag == "a" and name == "name"):
-                if value:
-                    self.ids.add(value)
+            if (name == "id" or (tag == "a" and name == "name")) and value:
+                self.ids.add(value)
 
 
 class LinkChecker:

@@ -26,7 +26,6 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 from _browser import REQUIRE_BROWSER, why_no_browser
 
 # No browser: conftest.py marks every test here as skipped, with one message.
@@ -128,10 +127,7 @@ def _check_links(page, page_url, server, link_checker, stats) -> list[str]:
         fragment = urllib.parse.unquote(parts.fragment)
         if not fragment or not path.endswith((".html", "/")):
             continue
-        if path == page_path:
-            exists = page.evaluate(_ID_EXISTS_JS, fragment)
-        else:
-            exists = fragment in link_checker.ids(path)
+        exists = page.evaluate(_ID_EXISTS_JS, fragment) if path == page_path else fragment in link_checker.ids(path)
         if not exists:
             problems.append(f"link to a missing anchor: {href}")
     return problems
@@ -148,8 +144,11 @@ def _check_icon(page, link_checker) -> list[str]:
     icons = page.evaluate(_ICON_PROBE_JS)
     if not icons:
         return ["declares no favicon (<link rel=icon>)"]
-    return [f"favicon {href} answers {status}" for href in icons
-            if (status := link_checker.status(urllib.parse.urlsplit(href).path)) != 200]
+    return [
+        f"favicon {href} answers {status}"
+        for href in icons
+        if (status := link_checker.status(urllib.parse.urlsplit(href).path)) != 200
+    ]
 
 
 def _check_download_buttons(page, stats) -> list[str]:
@@ -461,7 +460,8 @@ def test_favicon_at_the_site_root_and_logo(site_dir, fresh_context, visitor, ser
     page, visit = visitor.open(fresh_context, "index.html")
     try:
         logos = page.locator("img.logo__image").evaluate_all(
-            "els => els.map(img => [img.naturalWidth, img.getAttribute('alt')])")
+            "els => els.map(img => [img.naturalWidth, img.getAttribute('alt')])"
+        )
     finally:
         page.close()
     _fail_on("index.html", visit.problems)

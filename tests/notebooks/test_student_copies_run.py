@@ -26,14 +26,23 @@ def test_chapter_student_copy_runs_up_to_its_stubs(path):
     from nbclient import NotebookClient
 
     student = nbformat.from_dict(student_notebook(json.loads(path.read_text())))
-    client = NotebookClient(student, kernel_name="python3", timeout=120, allow_errors=True,
-                            resources={"metadata": {"path": str(ROOT / "notebooks")}})
+    client = NotebookClient(
+        student,
+        kernel_name="python3",
+        timeout=120,
+        allow_errors=True,
+        resources={"metadata": {"path": str(ROOT / "notebooks")}},
+    )
     client.execute()
     errors = [o for c in student.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert all(e.ename == "NotImplementedError" for e in errors), [(e.ename, e.evalue) for e in errors]
     stubs = sum("raise NotImplementedError" in c.source for c in student.cells if c.cell_type == "code")
     assert len(errors) == stubs
-    texts = "".join(o.get("text", "") + str(o.get("data", {}).get("text/plain", ""))
-                    for c in student.cells if c.cell_type == "code" for o in c.outputs)
+    texts = "".join(
+        o.get("text", "") + str(o.get("data", {}).get("text/plain", ""))
+        for c in student.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+    )
     assert "Not attempted yet" in texts
     assert "Correct:" not in texts

@@ -13,7 +13,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from _solutions import exercise_labels, solution_lines
 
 ROOT = Path(__file__).resolve().parents[2]
