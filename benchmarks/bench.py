@@ -383,25 +383,18 @@ def bench_lab_pattern() -> list[Row]:
         claims = {
             "ALiBi within 0.1 nats of 1x at every length": np.abs(rise["alibi"][1:]).max() < 0.1,
             "sinusoidal worse by > 0.3 nats at 2x": rise["sinusoidal"][1] > 0.3,
-            "learned worse by > 0.1 nats at 2x": rise["learned"][1] > 0.1,
-            "RoPE: less at 2x than sinusoidal, > 0.4 nats worse at 4x": (
-                rise["rope"][1] < rise["sinusoidal"][1] and rise["rope"][2] > 0.4
-            ),
+            "learned worse by > 0.05 nats at every longer length": rise["learned"][1:].min() > 0.05,
+            "RoPE worse by > 0.4 nats at 4x": rise["rope"][2] > 0.4,
             "NoPE at the longest: worse than ALiBi, better than sinusoidal and RoPE": (
                 curves["alibi"][-1] < curves["nope"][-1] < min(curves["sinusoidal"][-1], curves["rope"][-1])
             ),
         }
+        label = f"L = {train_len}, seed {seed}"
         for claim, holds in claims.items():
-            rows.append(
-                Row(
-                    "lab-pattern",
-                    f"L = {train_len}, seed {seed}: {claim}",
-                    float(holds),
-                    "",
-                    1.0,
-                    higher_is_better=True,
-                )
-            )
+            rows.append(Row("lab-pattern", f"{label}: {claim}", float(holds), "", 1.0, higher_is_better=True))
+        # When RoPE breaks depends on its wavelengths against L: reported, not budgeted.
+        rows.append(Row("lab-pattern", f"{label}: RoPE's rise at 2x", rise["rope"][1], "nats", None))
+        rows.append(Row("lab-pattern", f"{label}: learned's rise at 2x", rise["learned"][1], "nats", None))
     return rows
 
 
