@@ -20,27 +20,27 @@ module                          idea
 :mod:`.metrics`                 distances between encodings, least-squares shift maps
 :mod:`.collisions`              near-collisions of one sine over integer positions
 :mod:`.precision`               RoPE angles in float16/bfloat16/float32/float64, colliding positions
-:mod:`.checklist`               the six-property checklist, scored by code
-:mod:`.comparison`              all methods as encoders; the offset head
+:mod:`.checklist`               the six-property checklist, scored by code, and its n/a rules
+:mod:`.encoders`                every method as an encoder for the checklist
+:mod:`.offset_head`             the hand-built head that looks phi tokens back
 ==============================  ==========================================
 """
 
 from .alibi import alibi_bias, alibi_bias_shifted, alibi_slopes
 from .attention import scaled_dot_product_attention, softmax
-from .checklist import CHECKLIST, checklist_markdown, score_encoding
-from .collisions import collision_scan
-from .comparison import (
+from .checklist import (
     BY_CONSTRUCTION,
+    CHECKLIST,
     MECHANISMS,
     NOT_APPLICABLE,
     checklist_grid,
+    checklist_markdown,
     comparison_markdown,
     criterion_applies,
-    method_encoders,
-    offset_head_profile,
-    offset_head_weights,
-    offset_score,
+    score_encoding,
 )
+from .collisions import collision_scan
+from .encoders import method_encoders
 from .learned import (
     clipped_relative_positions,
     learned_encoding,
@@ -50,6 +50,7 @@ from .learned import (
 )
 from .long_context import scaled_rope_frequencies, unseen_angle_pairs
 from .metrics import linear_shift_fit, min_pairwise_distance
+from .offset_head import offset_head_closed_form, offset_head_profile, offset_head_weights, offset_score
 from .positions import integer_positions, normalized_positions
 from .precision import angle_errors, colliding_positions, rope_angles, round_to_bfloat16, round_to_precision
 from .relative import t5_relative_bucket
@@ -110,6 +111,7 @@ __all__ = [
     "checklist_grid",
     "comparison_markdown",
     "offset_score",
+    "offset_head_closed_form",
     "offset_head_weights",
     "offset_head_profile",
 ]

@@ -17,7 +17,7 @@ import numpy as np
 __all__: list[str] = []
 
 
-def _describe(value: Any) -> str:
+def describe_value(value: Any) -> str:
     """Short description of a value for an error message."""
     text = repr(value)
     if len(text) > 60:
@@ -32,7 +32,7 @@ def check_count(value: Any, name: str, *, minimum: int = 0) -> int:
     strings are not.
     """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer >= {minimum}, got {_describe(value)}")
+        raise TypeError(f"{name} must be an integer >= {minimum}, got {describe_value(value)}")
     value = int(value)
     if value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
@@ -57,7 +57,7 @@ def check_lengths(values: Any, name: str = "lengths", *, minimum: int = 2) -> li
 def check_even_width(value: Any, name: str) -> int:
     """Return ``value`` as a Python int if it is a positive even integer."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be a positive even integer, got {_describe(value)}")
+        raise TypeError(f"{name} must be a positive even integer, got {describe_value(value)}")
     value = int(value)
     if value <= 0 or value % 2:
         raise ValueError(f"{name} must be a positive even integer, got {value}")
@@ -67,7 +67,7 @@ def check_even_width(value: Any, name: str) -> int:
 def check_positive_real(value: Any, name: str) -> float:
     """Return ``value`` as a float if it is a finite real number > 0."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a finite real number > 0, got {_describe(value)}")
+        raise TypeError(f"{name} must be a finite real number > 0, got {describe_value(value)}")
     value = float(value)
     if not np.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be a finite real number > 0, got {value!r}")
@@ -77,7 +77,7 @@ def check_positive_real(value: Any, name: str) -> float:
 def check_real(value: Any, name: str) -> float:
     """Return ``value`` as a float if it is a finite real number."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a finite real number, got {_describe(value)}")
+        raise TypeError(f"{name} must be a finite real number, got {describe_value(value)}")
     value = float(value)
     if not np.isfinite(value):
         raise ValueError(f"{name} must be a finite real number, got {value!r}")
@@ -88,7 +88,7 @@ def check_choice(value: Any, name: str, allowed: tuple[str, ...]) -> str:
     """Return ``value`` if it is one of the strings in ``allowed``."""
     options = ", ".join(repr(a) for a in allowed)
     if not isinstance(value, str):
-        raise TypeError(f"{name} must be one of {options}, got {_describe(value)}")
+        raise TypeError(f"{name} must be one of {options}, got {describe_value(value)}")
     if value not in allowed:
         raise ValueError(f"{name} must be one of {options}, got {value!r}")
     return value
@@ -97,7 +97,7 @@ def check_choice(value: Any, name: str, allowed: tuple[str, ...]) -> str:
 def as_real_array(value: Any, name: str) -> np.ndarray:
     """Convert ``value`` to a float64 array of finite real numbers (any shape)."""
     if isinstance(value, (str, bytes)):
-        raise TypeError(f"{name} must be an array of real numbers, got {_describe(value)}")
+        raise TypeError(f"{name} must be an array of real numbers, got {describe_value(value)}")
     try:
         array = np.asarray(value)
     except (TypeError, ValueError) as exc:  # ragged nested lists, for instance
@@ -127,12 +127,12 @@ def as_positions(positions: Any, name: str = "positions") -> np.ndarray:
         return np.arange(count, dtype=np.float64)
     if isinstance(positions, (bool, np.bool_)):
         raise TypeError(
-            f"{name} must be a count (int >= 0) or a 1-D array-like of real numbers, got {_describe(positions)}"
+            f"{name} must be a count (int >= 0) or a 1-D array-like of real numbers, got {describe_value(positions)}"
         )
     if isinstance(positions, numbers.Real):
         raise TypeError(
             f"{name} must be a count (int >= 0) or a 1-D array-like of real numbers; "
-            f"got the scalar {_describe(positions)} (wrap one position in a list: [t])"
+            f"got the scalar {describe_value(positions)} (wrap one position in a list: [t])"
         )
     array = as_real_array(positions, name)
     if array.ndim != 1:
@@ -148,7 +148,7 @@ def check_dtype_floating(dtype: Any, name: str = "dtype") -> np.dtype:
         resolved = np.dtype(dtype)
     except TypeError:
         raise TypeError(
-            f"{name} must be a numpy floating dtype such as np.float32 or np.float64, got {_describe(dtype)}"
+            f"{name} must be a numpy floating dtype such as np.float32 or np.float64, got {describe_value(dtype)}"
         ) from None
     if not np.issubdtype(resolved, np.floating):
         raise ValueError(f"{name} must be a real floating dtype (float16, float32, float64), got {resolved}")

@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import _describe, as_real_array
+from ._validation import as_real_array, describe_value
 
 __all__ = ["softmax", "scaled_dot_product_attention"]
 
@@ -56,7 +56,7 @@ def softmax(x: ArrayLike, axis: int = -1) -> np.ndarray:
     if logits.ndim == 0:
         raise ValueError("x must have at least one dimension, got a 0-d array")
     if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, numbers.Integral):
-        raise TypeError(f"axis must be an integer, got {_describe(axis)}")
+        raise TypeError(f"axis must be an integer, got {describe_value(axis)}")
     if not -logits.ndim <= axis < logits.ndim:
         raise ValueError(
             f"axis must be in [{-logits.ndim}, {logits.ndim - 1}] for an array of {logits.ndim} dimensions, got {axis}"

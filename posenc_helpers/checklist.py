@@ -15,19 +15,26 @@ that returns the vectors of the integer ``positions`` inside a sequence of
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from ._validation import check_count, check_positive_real
+from ._validation import check_choice, check_count, check_positive_real, describe_value
 from .metrics import linear_shift_fit, min_pairwise_distance
 
 __all__ = [
     "Criterion",
     "CriterionResult",
     "CHECKLIST",
+    "MECHANISMS",
+    "NOT_APPLICABLE",
+    "BY_CONSTRUCTION",
     "score_encoding",
+    "criterion_applies",
+    "checklist_grid",
+    "comparison_markdown",
     "checklist_markdown",
 ]
 
@@ -73,6 +80,28 @@ CHECKLIST: tuple[Criterion, ...] = (
 )
 
 _KEYS = tuple(c.key for c in CHECKLIST)
+
+#: How a method brings position into attention.
+MECHANISMS: tuple[str, ...] = ("added to the input", "rotates queries and keys", "bias on the logits")
+
+#: Criteria that do not apply to a mechanism, by one rule: chapter 01 asks for
+#: *bounded* values so that a vector added to the token embeddings cannot swamp
+#: them, so ``bounded`` applies only to methods that add a vector to the input.
+#: RoPE rotates queries and keys (a rotation keeps every norm), and a bias on the
+#: logits is never added to an embedding (ALiBi's grows with distance on purpose).
+NOT_APPLICABLE: dict[str, tuple[str, ...]] = {
+    "rotates queries and keys": ("bounded",),
+    "bias on the logits": ("bounded",),
+}
+
+#: Criteria a mechanism meets by construction, with the reason. ``linear_offset``
+#: asks that what a query at ``t`` knows about a key ``phi`` away not depend on
+#: ``t``. A bias on the logits is a function of the offset ``j - i`` alone, so it
+#: holds whatever any check of an adapter's rows finds (T5's shared buckets and
+#: ALiBi's affine rows fail the *linear* least-squares test of their adapters).
+BY_CONSTRUCTION: dict[str, dict[str, str]] = {
+    "bias on the logits": {"linear_offset": "the bias is a function of the offset j - i only"},
+}
 
 # A finite check cannot prove a bound, so ``bounded`` is a heuristic: it looks at the
 # largest |value| over ever longer ranges (x 16 each) and calls the values bounded when
@@ -288,8 +317,12 @@ def checklist_markdown(scores: dict[str, dict[str, CriterionResult]] | None = No
 
     References
     ----------
-    .. [1] A. Vaswani et al., "Attention Is All You Need", NeurIPS 2017,
-       section 3.5 (the properties the checklist makes explicit).
+    .. [1] A. Kazemnejad, "Transformer Architecture: The Positional Encoding", 2019
+       (the checklist).
+
+    See Also
+    --------
+    comparison_markdown : the same scored table with mechanisms, n/a and extra rows.
 
     Examples
     --------
@@ -300,15 +333,210 @@ def checklist_markdown(scores: dict[str, dict[str, CriterionResult]] | None = No
         lines = ["| property | question |", "|---|---|"]
         lines += [f"| {c.name} | {c.question} |" for c in CHECKLIST]
         return "\n".join(lines)
-    if not isinstance(scores, dict) or not scores:
+    return comparison_markdown(scores)
+
+
+def criterion_applies(criterion: str, mechanism: str) -> bool:
+    """Whether a checklist criterion applies to a mechanism, by the rule :data:`NOT_APPLICABLE`.
+
+    Parameters
+    ----------
+    criterion : str
+        A key of :data:`~posenc_helpers.CHECKLIST` (``"unique"``, ``"bounded"``, ...).
+    mechanism : str
+        One of :data:`MECHANISMS`.
+
+    Returns
+    -------
+    bool
+        False only for the pairs listed in :data:`NOT_APPLICABLE` (``"bounded"``
+        for every mechanism that adds nothing to the input).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``criterion`` or ``mechanism`` is not one of the allowed strings.
+
+    References
+    ----------
+    .. [1] O. Press, N. A. Smith, M. Lewis, "Train Short, Test Long: Attention
+       with Linear Biases Enables Input Length Extrapolation", ICLR 2022
+       (a bias that grows with distance, by design).
+
+    Examples
+    --------
+    >>> criterion_applies("bounded", "bias on the logits"), criterion_applies("bounded", "rotates queries and keys")
+    (False, False)
+    >>> criterion_applies("bounded", "added to the input")
+    True
+    """
+    criterion = check_choice(criterion, "criterion", tuple(c.key for c in CHECKLIST))
+    mechanism = check_choice(mechanism, "mechanism", MECHANISMS)
+    return criterion not in NOT_APPLICABLE.get(mechanism, ())
+
+
+def _check_scores(scores: Any, mechanisms: Any) -> tuple[list[str], dict[str, str]]:
+    keys = [c.key for c in CHECKLIST]
+    if not isinstance(scores, Mapping) or not scores:
         raise TypeError("scores must be a non-empty dict {method name: score_encoding result}")
     for method, result in scores.items():
-        missing = [key for key in _KEYS if key not in result]
+        if not isinstance(result, Mapping):
+            raise TypeError(
+                f"scores[{method!r}] must be a score_encoding result (a dict), got {describe_value(result)}"
+            )
+        missing = [key for key in keys if key not in result]
         if missing:
             raise ValueError(f"scores[{method!r}] lacks the criteria {missing}")
+        for key in keys:
+            if not isinstance(result[key], CriterionResult):
+                raise TypeError(
+                    f"scores[{method!r}][{key!r}] must be a CriterionResult from score_encoding, "
+                    f"got {describe_value(result[key])}"
+                )
     methods = list(scores)
-    lines = ["| property | " + " | ".join(methods) + " |", "|---|" + "---|" * len(methods)]
-    for c in CHECKLIST:
-        cells = ["yes" if scores[m][c.key].passed else "no" for m in methods]
-        lines.append(f"| {c.name} | " + " | ".join(cells) + " |")
+    if mechanisms is None:
+        return methods, {m: MECHANISMS[0] for m in methods}
+    if not isinstance(mechanisms, Mapping):
+        raise TypeError(
+            f"mechanisms must be a dict {{method name: mechanism}} or None, got {describe_value(mechanisms)}"
+        )
+    resolved = {}
+    for method in methods:
+        if method not in mechanisms:
+            raise ValueError(f"mechanisms lacks the method {method!r}")
+        resolved[method] = check_choice(mechanisms[method], f"mechanisms[{method!r}]", MECHANISMS)
+    return methods, resolved
+
+
+def checklist_grid(
+    scores: Mapping[str, Mapping[str, CriterionResult]],
+    mechanisms: Mapping[str, str] | None = None,
+) -> np.ndarray:
+    """The scored checklist as numbers: 1 passed (or met by construction), 0 failed, NaN not applicable.
+
+    Parameters
+    ----------
+    scores : dict
+        ``{method name: score_encoding(...) result}``.
+    mechanisms : dict, optional
+        ``{method name: mechanism}`` with mechanisms from :data:`MECHANISMS`;
+        a criterion that does not apply (:func:`criterion_applies`) gives NaN
+        and one met by construction (:data:`BY_CONSTRUCTION`) gives 1, whatever
+        its check found. Without it every criterion is scored by its check.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(len(CHECKLIST), len(scores))``: rows in checklist order,
+        columns in the order of ``scores``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``scores`` is not a non-empty mapping of complete score results or
+        ``mechanisms`` lacks a method or names an unknown mechanism.
+
+    References
+    ----------
+    .. [1] A. Kazemnejad, "Transformer Architecture: The Positional Encoding", 2019
+       (the checklist).
+
+    Examples
+    --------
+    >>> from posenc_helpers import score_encoding
+    >>> enc = method_encoders(d_model=4, n_heads=2)
+    >>> scores = {name: score_encoding(enc[name]) for name in ("integer", "ALiBi")}
+    >>> checklist_grid(scores, {name: enc[name].mechanism for name in scores})
+    array([[ 1.,  1.],
+           [ 0., nan],
+           [ 1.,  1.],
+           [ 1.,  1.],
+           [ 1.,  1.],
+           [ 0.,  1.]])
+    """
+    methods, resolved = _check_scores(scores, mechanisms)
+    grid = np.empty((len(CHECKLIST), len(methods)))
+    for col, method in enumerate(methods):
+        for row, criterion in enumerate(CHECKLIST):
+            if not criterion_applies(criterion.key, resolved[method]):
+                grid[row, col] = np.nan
+            elif criterion.key in BY_CONSTRUCTION.get(resolved[method], {}):
+                grid[row, col] = 1.0
+            else:
+                grid[row, col] = 1.0 if scores[method][criterion.key].passed else 0.0
+    return grid
+
+
+def comparison_markdown(
+    scores: Mapping[str, Mapping[str, CriterionResult]],
+    mechanisms: Mapping[str, str] | None = None,
+    extra_rows: Mapping[str, Mapping[str, str]] | None = None,
+) -> str:
+    """The scored checklist as a Markdown table with ``yes``, ``no`` and ``n/a`` cells.
+
+    Like :func:`~posenc_helpers.checklist_markdown`, plus a first row naming
+    each method's mechanism, ``n/a`` where :func:`criterion_applies` says a
+    criterion does not apply and ``yes (by construction)`` where
+    :data:`BY_CONSTRUCTION` says a mechanism meets it. Every cell comes from
+    :func:`checklist_grid`.
+
+    Parameters
+    ----------
+    scores : dict
+        ``{method name: score_encoding(...) result}``.
+    mechanisms : dict, optional
+        ``{method name: mechanism}``; see :func:`checklist_grid`.
+    extra_rows : dict, optional
+        ``{row name: {method name: cell text}}``: rows appended below the checklist,
+        such as measured results; a method missing from a row gets an em dash.
+
+    Returns
+    -------
+    str
+        A Markdown table (display it with ``IPython.display.Markdown``).
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`checklist_grid`, or if ``extra_rows`` is not a mapping of mappings.
+
+    References
+    ----------
+    .. [1] A. Kazemnejad, "Transformer Architecture: The Positional Encoding", 2019
+       (the checklist).
+
+    Examples
+    --------
+    >>> from posenc_helpers import score_encoding
+    >>> enc = method_encoders(d_model=4, n_heads=2)
+    >>> table = comparison_markdown({"ALiBi": score_encoding(enc["ALiBi"])}, {"ALiBi": enc["ALiBi"].mechanism},
+    ...                             extra_rows={"Trained: works long": {"ALiBi": "yes"}})
+    >>> [table.splitlines()[i] for i in (4, 8, 9)]
+    ['| Bounded | n/a |', '| Offsets are a fixed map | yes (by construction) |', '| Trained: works long | yes |']
+    """
+    grid = checklist_grid(scores, mechanisms)
+    methods, resolved = _check_scores(scores, mechanisms)
+    if extra_rows is not None and not (
+        isinstance(extra_rows, Mapping) and all(isinstance(row, Mapping) for row in extra_rows.values())
+    ):
+        raise TypeError("extra_rows must be a dict {row name: {method name: cell text}}")
+    words = {1.0: "yes", 0.0: "no"}
+    lines = [
+        "| property | " + " | ".join(methods) + " |",
+        "|---|" + "---|" * len(methods),
+    ]
+    if mechanisms is not None:
+        lines.append("| *mechanism* | " + " | ".join(f"*{resolved[m]}*" for m in methods) + " |")
+    for row, criterion in enumerate(CHECKLIST):
+        cells = []
+        for method, value in zip(methods, grid[row], strict=True):
+            if np.isnan(value):
+                cells.append("n/a")
+            elif criterion.key in BY_CONSTRUCTION.get(resolved[method], {}) and mechanisms is not None:
+                cells.append("yes (by construction)")
+            else:
+                cells.append(words[float(value)])
+        lines.append(f"| {criterion.name} | " + " | ".join(cells) + " |")
+    for name, row in (extra_rows or {}).items():
+        lines.append(f"| {name} | " + " | ".join(str(row.get(m, "—")) for m in methods) + " |")
     return "\n".join(lines)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import _describe, as_real_array, check_count, check_finite, check_positive_real
+from ._validation import as_real_array, check_count, check_finite, check_positive_real, describe_value
 
 __all__ = [
     "learned_position_table",
@@ -104,7 +104,7 @@ def learned_position_table(max_len: int, d_model: int, *, seed: int = 0, scale: 
 def _as_integer_positions(positions: Any) -> np.ndarray:
     """Positions as an int64 array (any shape); whole-number floats are accepted."""
     if isinstance(positions, (bool, np.bool_)):
-        raise TypeError(f"positions must hold integers, got {_describe(positions)}")
+        raise TypeError(f"positions must hold integers, got {describe_value(positions)}")
     if isinstance(positions, numbers.Integral):
         return np.asarray(int(positions), dtype=np.int64)
     array = as_real_array(positions, "positions")

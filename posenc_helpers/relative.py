@@ -14,18 +14,18 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import _describe, check_count
+from ._validation import check_count, describe_value
 
 __all__ = ["t5_relative_bucket"]
 
 
 def _as_integer_offsets(value: Any) -> np.ndarray:
     if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"relative_position must hold integers, got {_describe(value)}")
+        raise TypeError(f"relative_position must hold integers, got {describe_value(value)}")
     if isinstance(value, numbers.Integral):
         return np.asarray(int(value), dtype=np.int64)
     if isinstance(value, (str, bytes)):
-        raise TypeError(f"relative_position must hold integers, got {_describe(value)}")
+        raise TypeError(f"relative_position must hold integers, got {describe_value(value)}")
     try:
         array = np.asarray(value)
     except (TypeError, ValueError) as exc:
@@ -115,7 +115,7 @@ def t5_relative_bucket(
     """
     offsets = _as_integer_offsets(relative_position)
     if not isinstance(bidirectional, (bool, np.bool_)):
-        raise TypeError(f"bidirectional must be True or False, got {_describe(bidirectional)}")
+        raise TypeError(f"bidirectional must be True or False, got {describe_value(bidirectional)}")
     num_buckets = check_count(num_buckets, "num_buckets", minimum=1)
     needed = 4 if bidirectional else 2
     if num_buckets < needed:

@@ -64,6 +64,11 @@ BAD_INPUT_CASES = [
     (lambda: ph.offset_head_weights(5, 1, 4, temperature=0.0), ValueError, ["temperature", "> 0"]),
     (lambda: ph.offset_head_weights(5, 1, 6, kind="learned"), ValueError, ["kind"]),
     (lambda: ph.offset_head_profile(0, 1, 4), ValueError, ["seq_len"]),
+    (lambda: ph.offset_head_closed_form([1.0, 2.0], 2, 1.0), ValueError, ["scores_by_delta", "offset = 2"]),
+    (lambda: ph.offset_head_closed_form([[1.0, 2.0]], 0, 1.0), ValueError, ["scores_by_delta", "1-D"]),
+    (lambda: ph.offset_head_closed_form([1.0, np.nan], 0, 1.0), ValueError, ["scores_by_delta", "finite"]),
+    (lambda: ph.offset_head_closed_form([1.0, 2.0], 0, 0.0), ValueError, ["temperature"]),
+    (lambda: ph.offset_head_closed_form([1.0, 2.0], -1, 1.0), ValueError, ["offset"]),
     (lambda: ph.offset_head_profile(10, 1, 4, queries=[3, 2]), ValueError, ["queries", "increasing"]),
     (lambda: ph.offset_head_profile(10, 1, 4, queries=[10]), ValueError, ["queries", "[0, 9]"]),
     (lambda: ph.offset_head_profile(10, 1, 4, queries=[1.5]), ValueError, ["queries", "whole"]),
@@ -273,12 +278,18 @@ def test_offset_head_profile_on_a_long_sequence_against_a_plain_loop():
     assert math.isclose(profile.target_weight[0], math.exp(logits[2999 - phi] - peak) / total, rel_tol=1e-9)
 
 
-def test_explorer_closed_form_matches_the_profile():
-    from posenc_helpers.widgets.comparison import _target_weights
+def test_closed_form_by_hand():
+    # scores 0, 1 (the target, offset 1), 0 at temperature 1: factors e^-1, 1, e^-1
+    target, runner = ph.offset_head_closed_form([0.0, 1.0, 0.0], 1, 1.0)
+    e = math.exp(-1.0)
+    np.testing.assert_allclose(target, [1 / (e + 1), 1 / (2 * e + 1)], rtol=1e-15)
+    np.testing.assert_allclose(runner, [e / (e + 1), e / (2 * e + 1)], rtol=1e-15)
 
+
+def test_closed_form_matches_the_profile():
     phi, d, tau, n = 3, 16, 0.5, 2000
     scores = ph.offset_score(np.arange(-phi, n - phi), d)
-    target, runner = _target_weights(scores, phi, tau)
+    target, runner = ph.offset_head_closed_form(scores, phi, tau)
     profile = ph.offset_head_profile(n, phi, d, temperature=tau)
     np.testing.assert_allclose(target, profile.target_weight[phi:], rtol=1e-9)
     np.testing.assert_allclose(runner, profile.runner_up_weight[phi:], rtol=1e-9)

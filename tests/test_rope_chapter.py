@@ -376,7 +376,7 @@ def test_converted_projection_rejects_bad_arguments(w, exception, words):
 
 # --------------------------------------------------------------------------- plotting
 def test_decay_curves_match_the_core_functions():
-    from posenc_helpers.plotting.rope import decay_curves
+    from posenc_helpers.plotting.ch07_rope import decay_curves
 
     r = np.arange(0.0, 300.0)
     v = np.random.default_rng(1).normal(size=32)

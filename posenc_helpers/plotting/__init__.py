@@ -6,17 +6,23 @@ Call :func:`use_book_style` once in a notebook's setup cell.
 """
 
 from ._style import DIVERGING_CMAP, OKABE_ITO, SEQUENTIAL_CMAP, use_book_style
-from .alibi import plot_alibi_slopes, plot_bias_heatmaps, plot_weights_by_distance
-from .attention import plot_attention_weights, plot_pooled_summaries
-from .comparison import plot_checklist_grid, plot_head_weights
-from .lab import METHOD_STYLES, log_binned, plot_length_curves, plot_pair_norms, plot_position_losses
-from .learned import plot_learned_table, plot_relative_matrix, plot_t5_buckets
-from .long_context import plot_angle_errors, plot_stretch_factors
-from .naive import plot_norm_ratio, plot_normalized_strips, plot_step_against_length
-from .rope import plot_decay_bound, plot_decay_scores, plot_rotation_matrix
-from .rotation import plot_pair_on_circle, plot_position_scores, plot_rotation_frames
-from .sine_only import plot_collision_scan, plot_phase_circle, plot_sine_columns
-from .sinusoidal import plot_encoding_heatmap, plot_wavelengths
+from .ch01_order import plot_attention_weights, plot_pooled_summaries
+from .ch02_naive import plot_norm_ratio, plot_normalized_strips, plot_step_against_length
+from .ch03_sine_only import plot_collision_scan, plot_phase_circle, plot_sine_columns
+from .ch04_sine_cosine import plot_encoding_heatmap, plot_wavelengths
+from .ch05_rotation import plot_pair_on_circle, plot_position_scores, plot_rotation_frames
+from .ch06_learned_relative import plot_learned_table, plot_relative_matrix, plot_t5_buckets
+from .ch07_rope import plot_decay_bound, plot_decay_scores, plot_rotation_matrix
+from .ch08_alibi import plot_alibi_slopes, plot_bias_heatmaps, plot_weights_by_distance
+from .ch09_long_context import plot_angle_errors, plot_stretch_factors
+from .ch10_comparison import plot_checklist_grid, plot_head_weights
+from .ch11_train_short_test_long import (
+    METHOD_STYLES,
+    log_binned,
+    plot_length_curves,
+    plot_pair_norms,
+    plot_position_losses,
+)
 
 __all__ = [
     "OKABE_ITO",

@@ -7,17 +7,17 @@ static companion figure that shows the same thing.
 """
 
 from ._explorer import FigureExplorer
-from .alibi import AlibiExplorer
-from .comparison import OffsetHeadExplorer
-from .lab import LengthExplorer
-from .learned import T5BucketExplorer
-from .long_context import RopeScalingExplorer
-from .naive import NaivePositionsExplorer
-from .order import WordOrderExplorer
-from .rope import RopeDecayExplorer
-from .rotation import UnitCircleExplorer
-from .sine_only import SineCollisionExplorer
-from .sinusoidal import SinusoidalExplorer
+from .ch01_order import WordOrderExplorer
+from .ch02_naive import NaivePositionsExplorer
+from .ch03_sine_only import SineCollisionExplorer
+from .ch04_sine_cosine import SinusoidalExplorer
+from .ch05_rotation import UnitCircleExplorer
+from .ch06_learned_relative import T5BucketExplorer
+from .ch07_rope import RopeDecayExplorer
+from .ch08_alibi import AlibiExplorer
+from .ch09_long_context import RopeScalingExplorer
+from .ch10_comparison import OffsetHeadExplorer
+from .ch11_train_short_test_long import LengthExplorer
 
 __all__ = [
     "FigureExplorer",

@@ -6,7 +6,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from .._validation import check_count, check_even_width, check_positive_real
-from ..plotting.rope import (
+from ..plotting.ch07_rope import (
     BOUND_COLOUR,
     SCORE_COLOURS,
     SCORE_STYLES,

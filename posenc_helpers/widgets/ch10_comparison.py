@@ -7,7 +7,7 @@ import numpy as np
 from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
 
 from .._validation import check_count
-from ..comparison import offset_head_weights, offset_score
+from ..offset_head import offset_head_closed_form, offset_head_weights, offset_score
 from ..plotting._style import OKABE_ITO, SEQUENTIAL_CMAP
 from ._explorer import FigureExplorer
 
@@ -19,24 +19,6 @@ WIDTHS = (8, 16, 32, 64, 128)
 TEMPERATURES = tuple(2.0**k for k in range(-5, 2))
 #: Largest offset on the slider.
 MAX_OFFSET = 12
-
-
-def _target_weights(scores: np.ndarray, offset: int, temperature: float) -> tuple[np.ndarray, np.ndarray]:
-    """Weight on key ``i - phi`` and the runner-up weight, for every query ``i >= phi``.
-
-    ``scores[m]`` must be the head's score at ``delta = m - phi`` (``m = 0 ..
-    n - 1``): query ``i`` sees ``delta = -phi .. i - phi``, so its softmax
-    denominator is a prefix sum. This uses that the score depends on
-    ``i - j`` only; :func:`~posenc_helpers.offset_head_profile` computes the
-    same numbers from the queries and keys themselves.
-    """
-    peak = scores[offset]
-    factor = np.exp((scores - peak) / temperature)  # <= 1: the peak is the maximum
-    denominator = np.cumsum(factor)[offset:]  # query i = offset .. n - 1
-    left = factor[:offset].max() if offset else 0.0
-    right = np.concatenate([[0.0], np.maximum.accumulate(factor[offset + 1 :])])
-    runner_up = np.maximum(left, right[: denominator.size])
-    return 1.0 / denominator, runner_up / denominator
 
 
 class OffsetHeadExplorer(FigureExplorer):
@@ -177,7 +159,7 @@ class OffsetHeadExplorer(FigureExplorer):
 
         start = MAX_OFFSET - offset
         scores = self._score_table(d_model)[start : start + self.long_length]  # scores[m] = f(m - offset)
-        target, runner = _target_weights(scores, offset, temperature)
+        target, runner = offset_head_closed_form(scores, offset, temperature)
         queries = np.arange(offset, self.long_length)
         rows = self.plot_rows[self.plot_rows >= max(offset, 1)]
         self.target_line.set_data(rows, target[rows - offset])

@@ -8,7 +8,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from .._validation import check_count
-from ..plotting.lab import METHOD_STYLES, _label, _log2_axis, log_binned
+from ..plotting.ch11_train_short_test_long import METHOD_STYLES, _label, _log2_axis, log_binned
 from ._explorer import FigureExplorer
 
 __all__ = ["LengthExplorer"]

@@ -11,7 +11,7 @@ from matplotlib.ticker import FixedLocator, MaxNLocator, NullLocator
 from .._validation import check_count, check_positive_real
 from ..collisions import collision_scan
 from ..plotting._style import OKABE_ITO
-from ..plotting.sine_only import GAP_FLOOR, OPPOSITE_SLOPE_STYLE, SAME_SLOPE_STYLE
+from ..plotting.ch03_sine_only import GAP_FLOOR, OPPOSITE_SLOPE_STYLE, SAME_SLOPE_STYLE
 from ._explorer import FigureExplorer
 
 __all__ = ["SineCollisionExplorer"]

@@ -9,7 +9,7 @@ from matplotlib.ticker import FixedFormatter, FixedLocator, MaxNLocator, NullLoc
 
 from .._validation import check_count
 from ..plotting._style import OKABE_ITO
-from ..plotting.learned import _REGION_ALPHA, REGION_COLOURS, _t5_spans
+from ..plotting.ch06_learned_relative import _REGION_ALPHA, REGION_COLOURS, _t5_spans
 from ..relative import t5_relative_bucket
 from ._explorer import FigureExplorer
 

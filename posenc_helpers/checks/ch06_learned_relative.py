@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import _describe, check_count
+from .._validation import check_count, describe_value
 from ..learned import clipped_relative_positions
 from ..relative import t5_relative_bucket
 from ._core import CheckResult, compare_arrays, is_placeholder, not_attempted, passed
@@ -101,7 +101,7 @@ def check_clipped_distances(answer: Any, query_len: int, key_len: int, max_dista
 
 def _as_key_positions(value: Any) -> np.ndarray:
     if isinstance(value, (str, bytes, numbers.Number)):
-        raise TypeError(f"key_positions must be a 1-D sequence of integers, got {_describe(value)}")
+        raise TypeError(f"key_positions must be a 1-D sequence of integers, got {describe_value(value)}")
     array = np.asarray(value)
     if array.size == 0:
         raise ValueError(f"key_positions must be a non-empty 1-D sequence, got shape {array.shape}")
@@ -204,7 +204,7 @@ def check_t5_buckets(
     query_position = check_count(query_position, "query_position")
     keys = _as_key_positions(key_positions)
     if not isinstance(bidirectional, (bool, np.bool_)):
-        raise TypeError(f"bidirectional must be True or False, got {_describe(bidirectional)}")
+        raise TypeError(f"bidirectional must be True or False, got {describe_value(bidirectional)}")
     relative = keys - query_position
     expected = t5_relative_bucket(
         relative, bidirectional=bool(bidirectional), num_buckets=num_buckets, max_distance=max_distance
