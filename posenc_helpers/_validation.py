@@ -153,3 +153,15 @@ def check_dtype_floating(dtype: Any, name: str = "dtype") -> np.dtype:
     if not np.issubdtype(resolved, np.floating):
         raise ValueError(f"{name} must be a real floating dtype (float16, float32, float64), got {resolved}")
     return resolved
+
+
+def check_positive_frequencies(values: Any, name: str) -> np.ndarray:
+    """Return ``values`` as a non-empty 1-D float64 array of finite numbers ``> 0`` (frequencies)."""
+    array = as_real_array(values, name).astype(np.float64)
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D array (one frequency per pair), got shape {array.shape}")
+    check_finite(array, name)
+    if np.any(array <= 0):
+        bad = int(np.flatnonzero(array <= 0)[0])
+        raise ValueError(f"{name} must hold frequencies > 0; entry {bad} is {array[bad]!r}")
+    return array

@@ -26,11 +26,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._validation import (
-    as_real_array,
     check_choice,
     check_count,
     check_even_width,
-    check_finite,
+    check_positive_frequencies,
     check_positive_real,
 )
 from .rope import rope_frequencies
@@ -223,8 +222,8 @@ def unseen_angle_pairs(
     >>> unseen_angle_pairs(theta, theta / 4, 100, 400)
     array([False, False])
     """
-    theta = _positive_frequencies(inv_freq, "inv_freq")
-    scaled = _positive_frequencies(scaled_inv_freq, "scaled_inv_freq")
+    theta = check_positive_frequencies(inv_freq, "inv_freq")
+    scaled = check_positive_frequencies(scaled_inv_freq, "scaled_inv_freq")
     if scaled.shape != theta.shape:
         raise ValueError(
             f"scaled_inv_freq must have the shape of inv_freq {theta.shape} (one frequency per pair), "
@@ -235,14 +234,3 @@ def unseen_angle_pairs(
     trained_edge = original_max_len * theta
     partial_turn = trained_edge < 2.0 * math.pi
     return partial_turn & ((new_max_len - 1) * scaled > trained_edge)
-
-
-def _positive_frequencies(values: ArrayLike, name: str) -> np.ndarray:
-    array = as_real_array(values, name).astype(np.float64)
-    if array.ndim != 1 or array.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D array (one frequency per pair), got shape {array.shape}")
-    check_finite(array, name)
-    if np.any(array <= 0):
-        bad = int(np.flatnonzero(array <= 0)[0])
-        raise ValueError(f"{name} must hold frequencies > 0; entry {bad} is {array[bad]!r}")
-    return array

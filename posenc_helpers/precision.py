@@ -28,8 +28,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import as_positions, as_real_array
-from .long_context import _positive_frequencies
+from ._validation import as_positions, as_real_array, check_positive_frequencies
 
 __all__ = [
     "round_to_bfloat16",
@@ -222,7 +221,7 @@ def rope_angles(positions: int | ArrayLike, inv_freq: ArrayLike, dtype: Any) -> 
     array([[0.3]])
     """
     t = as_positions(positions)
-    theta = _positive_frequencies(inv_freq, "inv_freq")
+    theta = check_positive_frequencies(inv_freq, "inv_freq")
     precision = _check_precision(dtype)
     t_rounded = round_to_precision(t, precision)
     theta_rounded = round_to_precision(theta, precision)
@@ -280,7 +279,7 @@ def angle_errors(positions: int | ArrayLike, inv_freq: ArrayLike, dtype: Any) ->
     0.0
     """
     t = as_positions(positions)
-    theta = _positive_frequencies(inv_freq, "inv_freq")
+    theta = check_positive_frequencies(inv_freq, "inv_freq")
     computed = rope_angles(t, theta, dtype)
     exact = t[:, None] * theta[None, :]
     return np.abs(computed - exact)

@@ -16,6 +16,7 @@ from numpy.typing import ArrayLike
 
 from ._validation import as_positions, check_choice, check_even_width, check_positive_real, check_real
 from .rope import ROPE_LAYOUTS, rope_frequencies
+from .sinusoidal import halves_order
 
 __all__ = ["rope_rotation_matrix", "rope_layout_permutation", "rope_decay_bound"]
 
@@ -175,7 +176,7 @@ def rope_layout_permutation(head_dim: int) -> np.ndarray:
     True
     """
     head_dim = check_even_width(head_dim, "head_dim")
-    return np.concatenate([np.arange(0, head_dim, 2), np.arange(1, head_dim, 2)]).astype(np.int64)
+    return halves_order(head_dim)
 
 
 def rope_decay_bound(distances: int | ArrayLike, head_dim: int, *, base: float = 10000.0) -> np.ndarray:

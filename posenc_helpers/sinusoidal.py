@@ -35,9 +35,15 @@ __all__ = [
 SINUSOIDAL_LAYOUTS = ("interleaved", "concat")
 
 
-def _concat_order(d_model: int) -> np.ndarray:
-    """Column ``j`` of the concat layout is column ``order[j]`` of the interleaved one."""
-    return np.concatenate([np.arange(0, d_model, 2), np.arange(1, d_model, 2)])
+def halves_order(width: int) -> np.ndarray:
+    """``[0, 2, 4, ..., 1, 3, 5, ...]``: the pair layouts' one permutation (no validation).
+
+    Column ``j`` of the halves layout (all first members of the pairs, then all
+    second members: the sinusoidal ``[sines | cosines]`` table, RoPE's half-split
+    features) is column ``order[j]`` of the interleaved layout. The public
+    :func:`~posenc_helpers.rope_layout_permutation` validates and returns it.
+    """
+    return np.concatenate([np.arange(0, width, 2), np.arange(1, width, 2)]).astype(np.int64)
 
 
 def frequencies(d_model: int, *, base: float = 10000.0) -> np.ndarray:

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import as_real_array, check_count, check_even_width, check_positive_real, check_real
-from ..sinusoidal import _concat_order, sinusoidal_encoding
+from ..sinusoidal import halves_order, sinusoidal_encoding
 from ._core import CheckFailed, CheckResult, as_answer_array, compare_arrays, is_placeholder, not_attempted, passed
 
 __all__ = ["check_encoding_row", "check_dimension_wavelength", "check_concat_readout"]
@@ -255,7 +255,7 @@ def check_concat_readout(answer: Any, readout: Any) -> CheckResult:
         raise ValueError(f"readout must have shape (d,) or (d, m) with d a positive even number, got {weights.shape}")
     if is_placeholder(answer):
         return not_attempted("your weights for the [sines | cosines] layout")
-    perm = _concat_order(weights.shape[0])
+    perm = halves_order(weights.shape[0])
     axes = ("dimension", "output")
     compare_arrays(
         answer,

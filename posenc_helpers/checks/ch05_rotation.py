@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_even_width, check_positive_real, check_real
-from ..sinusoidal import _concat_order, frequencies, shift_matrix
+from ..sinusoidal import frequencies, halves_order, shift_matrix
 from ._core import CheckResult, as_answer_array, compare_arrays, is_placeholder, not_attempted, passed
 
 __all__ = [
@@ -25,7 +25,7 @@ def _block(angle: float) -> np.ndarray:
 
 def _concat_permutation(d_model: int) -> np.ndarray:
     """``P`` with ``P @ PE_interleaved(t) == PE_concat(t)``: sines first, then cosines."""
-    return np.eye(d_model)[_concat_order(d_model)]
+    return np.eye(d_model)[halves_order(d_model)]
 
 
 def check_swapped_rotation_block(answer: Any, omega: float, offset: float) -> CheckResult:

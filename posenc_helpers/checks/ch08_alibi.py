@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_count, check_positive_real
-from ..alibi import _power_of_two_slopes, alibi_slopes
+from ..alibi import alibi_slopes
 from ._core import CheckFailed, CheckResult, as_answer_array, compare_arrays, is_placeholder, not_attempted, passed
 
 __all__ = ["check_alibi_slopes", "check_alibi_head_bias"]
@@ -47,8 +47,8 @@ def _slope_mistakes(n: int, expected: np.ndarray) -> list[tuple[np.ndarray, str]
     ]
     if n & (n - 1):
         lower = 1 << (n.bit_length() - 1)
-        base = _power_of_two_slopes(lower)
-        double = _power_of_two_slopes(2 * lower)
+        base = alibi_slopes(lower)  # lower and 2 * lower are powers of two
+        double = alibi_slopes(2 * lower)
         extra = n - lower
         mistakes += [
             (

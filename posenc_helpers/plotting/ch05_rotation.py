@@ -40,15 +40,15 @@ def _circle_point(angle: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     return np.sin(angle), np.cos(angle)
 
 
-def _arc_points(start: float, stop: float, *, radius: float = 1.0, samples: int = 64) -> tuple[np.ndarray, np.ndarray]:
+def arc_points(start: float, stop: float, *, radius: float = 1.0, samples: int = 64) -> tuple[np.ndarray, np.ndarray]:
     """Points of the arc from angle ``start`` to ``stop`` (clockwise from the top for increasing angle)."""
     angles = np.linspace(start, stop, samples)
     return radius * np.sin(angles), radius * np.cos(angles)
 
 
-def _prepare_circle_axes(ax: Axes, *, pair_index: int | None = None) -> None:
+def prepare_circle_axes(ax: Axes, *, pair_index: int | None = None) -> None:
     """Draw the unit circle and the coordinate axes once, square and labelled."""
-    x, y = _arc_points(0.0, 2.0 * np.pi, samples=181)
+    x, y = arc_points(0.0, 2.0 * np.pi, samples=181)
     ax.plot(x, y, color="0.75", linewidth=1.0, zorder=0)
     ax.axhline(0.0, color="0.88", linewidth=0.8, zorder=0)
     ax.axvline(0.0, color="0.88", linewidth=0.8, zorder=0)
@@ -133,15 +133,13 @@ def plot_pair_on_circle(
         pair_index = check_count(pair_index, "pair_index")
     if ax is None:
         _, ax = plt.subplots(figsize=(3.4, 3.4), constrained_layout=True)
-    _prepare_circle_axes(ax, pair_index=pair_index)
+    prepare_circle_axes(ax, pair_index=pair_index)
     angles = omega * t
     x, y = _circle_point(angles)
     if offset is not None:
         phi = check_real(offset, "offset")
         for angle in angles:
-            ax.plot(
-                *_arc_points(angle, angle + omega * phi, radius=0.82), color=SHIFTED_COLOUR, linewidth=1.6, zorder=1
-            )
+            ax.plot(*arc_points(angle, angle + omega * phi, radius=0.82), color=SHIFTED_COLOUR, linewidth=1.6, zorder=1)
             end = _circle_point(angle + omega * phi)
             ax.plot([0.0, end[0]], [0.0, end[1]], color=SHIFTED_COLOUR, linewidth=1.0, linestyle="--", zorder=1)
             ax.plot(

@@ -22,7 +22,7 @@ REGION_COLOURS = {
     "last bucket": OKABE_ITO[1],
     "future": "0.6",
 }
-_REGION_ALPHA = 0.2
+REGION_ALPHA = 0.2
 
 
 def _finite_matrix(value: Any, name: str) -> np.ndarray:
@@ -235,7 +235,7 @@ def plot_relative_matrix(
     return ax
 
 
-def _t5_spans(
+def t5_spans(
     bidirectional: bool, num_buckets: int, max_distance: int, lo: float, hi: float
 ) -> dict[str, list[tuple[float, float]]]:
     """x-intervals (relative position key - query) of each T5 region, clipped to ``[lo, hi]``."""
@@ -337,13 +337,13 @@ def plot_t5_buckets(
             "last bucket": "≥ max_distance (last bucket)",
             "future": "keys after the query (bucket 0)",
         }
-        for name, intervals in _t5_spans(bool(bidirectional), int(num_buckets), int(max_distance), lo, hi).items():
+        for name, intervals in t5_spans(bool(bidirectional), int(num_buckets), int(max_distance), lo, hi).items():
             for index, (a, b) in enumerate(intervals):
                 ax.axvspan(
                     a,
                     b,
                     color=REGION_COLOURS[name],
-                    alpha=_REGION_ALPHA,
+                    alpha=REGION_ALPHA,
                     linewidth=0,
                     label=labels[name] if index == 0 else None,
                 )

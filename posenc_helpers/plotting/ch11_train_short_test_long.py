@@ -39,7 +39,7 @@ def _style(name: str) -> dict[str, object]:
     return METHOD_STYLES.get(name, {"color": "0.3", "linestyle": "-", "marker": "."})
 
 
-def _label(name: str) -> str:
+def method_label(name: str) -> str:
     return _LABELS.get(name, name)
 
 
@@ -149,7 +149,7 @@ def plot_length_curves(
             alpha=1.0 if first else 0.45,
             linewidth=1.8 if first else 1.0,
             markersize=5 if first else 3,
-            label=_label(method) if first else f"_{method} seed {seed}",
+            label=method_label(method) if first else f"_{method} seed {seed}",
         )
     ax.axvline(train_len, color="0.4", linewidth=1.0, linestyle=(0, (1, 2)), label="training length")
     ax.set_xscale("log", base=2)
@@ -213,9 +213,9 @@ def plot_position_losses(
         centres, means = log_binned(values, bins_per_octave)
         longest = max(longest, values.size)
         style = {key: value for key, value in _style(method).items() if key != "marker"}
-        ax.plot(centres, means, **style, linewidth=1.6, label=_label(method))
+        ax.plot(centres, means, **style, linewidth=1.6, label=method_label(method))
     ax.axvline(train_len, color="0.4", linewidth=1.0, linestyle=(0, (1, 2)), label="training length")
-    _log2_axis(ax, longest)
+    log2_axis(ax, longest)
     ax.set_xlabel("position in the window (tokens, log scale)")
     ax.set_ylabel("loss (nats per byte)")
     if title:
@@ -224,7 +224,7 @@ def plot_position_losses(
     return ax
 
 
-def _log2_axis(ax: Axes, longest: int) -> None:
+def log2_axis(ax: Axes, longest: int) -> None:
     """A log x axis from 1 to ``longest`` with ticks at the powers of two, written out."""
     ax.set_xscale("log", base=2)
     ticks = 2 ** np.arange(0, int(np.log2(longest)) + 1)

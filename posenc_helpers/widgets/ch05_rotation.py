@@ -7,7 +7,7 @@ import numpy as np
 
 from .._validation import check_even_width, check_positive_real
 from ..plotting._style import OKABE_ITO
-from ..plotting.ch05_rotation import SHIFTED_COLOUR, START_COLOUR, _arc_points, _prepare_circle_axes
+from ..plotting.ch05_rotation import SHIFTED_COLOUR, START_COLOUR, arc_points, prepare_circle_axes
 from ..sinusoidal import frequencies, shift_matrix, sinusoidal_encoding
 from ._explorer import FigureExplorer
 
@@ -121,7 +121,7 @@ class UnitCircleExplorer(FigureExplorer):
         fig = self.figure
         self.ax_circle = fig.add_axes((0.07, 0.15, 0.33, 0.75))
         self.ax_waves = fig.add_axes((0.52, 0.15, 0.45, 0.72))
-        _prepare_circle_axes(self.ax_circle)
+        prepare_circle_axes(self.ax_circle)
         ax = self.ax_circle
         self.trail = ax.scatter([], [], s=10, color=START_COLOUR, alpha=0.3, linewidths=0, zorder=1)
         (self.arc,) = ax.plot([], [], color=SHIFTED_COLOUR, linewidth=1.8, zorder=2)
@@ -182,7 +182,7 @@ class UnitCircleExplorer(FigureExplorer):
         self.rotation_angle = omega * phi
         passed = omega * np.arange(0.0, np.floor(t) + 1.0)
         self.trail.set_offsets(np.column_stack([np.sin(passed), np.cos(passed)]))
-        self.arc.set_data(*_arc_points(start, stop, radius=0.82))
+        self.arc.set_data(*arc_points(start, stop, radius=0.82))
         self.hand.set_data([0.0, np.sin(start)], [0.0, np.cos(start)])
         self.hand_shifted.set_data([0.0, np.sin(stop)], [0.0, np.cos(stop)])
         self.point.set_data([np.sin(start)], [np.cos(start)])

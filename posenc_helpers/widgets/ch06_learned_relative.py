@@ -9,7 +9,7 @@ from matplotlib.ticker import FixedFormatter, FixedLocator, MaxNLocator, NullLoc
 
 from .._validation import check_count
 from ..plotting._style import OKABE_ITO
-from ..plotting.ch06_learned_relative import _REGION_ALPHA, REGION_COLOURS, _t5_spans
+from ..plotting.ch06_learned_relative import REGION_ALPHA, REGION_COLOURS, t5_spans
 from ..relative import t5_relative_bucket
 from ._explorer import FigureExplorer
 
@@ -124,7 +124,7 @@ class T5BucketExplorer(FigureExplorer):
         fig = self.figure
         ax = self.ax_curve = fig.add_axes((0.07, 0.15, 0.56, 0.74))
         self.spans = {
-            name: [ax.axvspan(0.0, 1.0, color=colour, alpha=_REGION_ALPHA, linewidth=0) for _ in range(2)]
+            name: [ax.axvspan(0.0, 1.0, color=colour, alpha=REGION_ALPHA, linewidth=0) for _ in range(2)]
             for name, colour in REGION_COLOURS.items()
         }
         (self.curve,) = ax.plot(self.relative, self.buckets, drawstyle="steps-mid", color=OKABE_ITO[0], linewidth=1.6)
@@ -162,7 +162,7 @@ class T5BucketExplorer(FigureExplorer):
         self.curve.set_ydata(self.buckets)
         self.ax_curve.set_ylim(-0.8, num_buckets - 0.2)
         lo, hi = -self.span - 0.5, self.span + 0.5
-        intervals = _t5_spans(bidirectional, num_buckets, max_distance, lo, hi)
+        intervals = t5_spans(bidirectional, num_buckets, max_distance, lo, hi)
         for name, patches in self.spans.items():
             for index, patch in enumerate(patches):
                 found = intervals[name][index] if index < len(intervals[name]) else None

@@ -8,7 +8,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from .._validation import check_count
-from ..plotting.ch11_train_short_test_long import METHOD_STYLES, _label, _log2_axis, log_binned
+from ..plotting.ch11_train_short_test_long import METHOD_STYLES, log2_axis, log_binned, method_label
 from ._explorer import FigureExplorer
 
 __all__ = ["LengthExplorer"]
@@ -76,7 +76,7 @@ class LengthExplorer(FigureExplorer):
             raise ValueError(f"method must be one of {tuple(curves)}, got {method!r}")
         controls = {
             "method": widgets.ToggleButtons(
-                options=[(_label(m), m) for m in curves], value=method, description="method"
+                options=[(method_label(m), m) for m in curves], value=method, description="method"
             ),
             "multiple": widgets.SelectionSlider(
                 options=[(f"{m} x", m) for m in MULTIPLES], value=4, description="length L'", continuous_update=True
@@ -111,7 +111,7 @@ class LengthExplorer(FigureExplorer):
         self.shade = ax.axvspan(1, 2, color="0.85", alpha=0.6, zorder=0)
         self.cut = ax.axvline(1, color="0.2", linewidth=1.0)
         ax.axvline(self.train_len, color="0.4", linewidth=1.0, linestyle=(0, (1, 2)))
-        _log2_axis(ax, longest)
+        log2_axis(ax, longest)
         every = np.concatenate([log_binned(values[:longest])[1] for values in self.losses.values()])
         ax.set_ylim(every.min() - 0.1, every.max() + 0.1)
         ax.set_xlabel("position in the window (tokens, log scale)")
@@ -135,14 +135,14 @@ class LengthExplorer(FigureExplorer):
         self.shade.set_width(self.train_len)
         self.cut.set_xdata([length, length])
         rows = [
-            f"{_label(name):<10} {curve[length - self.train_len : length].mean():.2f}"
+            f"{method_label(name):<10} {curve[length - self.train_len : length].mean():.2f}"
             for name, curve in self.losses.items()
         ]
         self.legend_text.set_text(f"last {self.train_len} of L' = {length}\n" + "\n".join(rows))
         scored = values[length - self.train_len : length].mean()
         reference = values[: self.train_len].mean()
         return (
-            f"{_label(method)} at L' = {length} ({multiple} x the training length): mean loss over the last "
+            f"{method_label(method)} at L' = {length} ({multiple} x the training length): mean loss over the last "
             f"{self.train_len} positions {scored:.2f} nats, against {reference:.2f} at L' = {self.train_len} "
             f"({scored - reference:+.2f})"
         )
