@@ -165,3 +165,25 @@ def check_positive_frequencies(values: Any, name: str) -> np.ndarray:
         bad = int(np.flatnonzero(array <= 0)[0])
         raise ValueError(f"{name} must hold frequencies > 0; entry {bad} is {array[bad]!r}")
     return array
+
+
+def as_integer_array(value: Any, name: str) -> np.ndarray:
+    """Return ``value`` as an int64 array (any shape): the one policy for integer positions.
+
+    Python and numpy integers are accepted, and so are floats that are whole
+    numbers (``3.0``; positions often arrive as floats). Booleans, strings and
+    other kinds are a ``TypeError``; fractional or non-finite values a
+    ``ValueError`` that names the first one.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must hold integers, got {describe_value(value)}")
+    if isinstance(value, numbers.Integral):
+        return np.asarray(int(value), dtype=np.int64)
+    array = as_real_array(value, name)
+    if array.dtype.kind == "f":
+        check_finite(array, name)
+        fractional = array != np.round(array)
+        if fractional.any():
+            bad = array.ravel()[int(np.flatnonzero(fractional.ravel())[0])]
+            raise ValueError(f"{name} must hold whole numbers (integer positions), got {float(bad)!r}")
+    return array.astype(np.int64)

@@ -443,7 +443,7 @@ def checklist_grid(
 
     Examples
     --------
-    >>> from posenc_helpers import score_encoding
+    >>> from posenc_helpers import method_encoders, score_encoding
     >>> enc = method_encoders(d_model=4, n_heads=2)
     >>> scores = {name: score_encoding(enc[name]) for name in ("integer", "ALiBi")}
     >>> checklist_grid(scores, {name: enc[name].mechanism for name in scores})
@@ -507,7 +507,7 @@ def comparison_markdown(
 
     Examples
     --------
-    >>> from posenc_helpers import score_encoding
+    >>> from posenc_helpers import method_encoders, score_encoding
     >>> enc = method_encoders(d_model=4, n_heads=2)
     >>> table = comparison_markdown({"ALiBi": score_encoding(enc["ALiBi"])}, {"ALiBi": enc["ALiBi"].mechanism},
     ...                             extra_rows={"Trained: works long": {"ALiBi": "yes"}})

@@ -30,10 +30,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._validation import (
-    as_real_array,
+    as_integer_array,
     check_count,
     check_even_width,
-    check_finite,
     check_positive_real,
     describe_value,
 )
@@ -86,13 +85,9 @@ def _token_positions(positions: Any, seq_len: Any) -> tuple[np.ndarray, int]:
     seq_len = check_count(seq_len, "seq_len", minimum=1)
     if isinstance(positions, (str, bytes, numbers.Number)):
         raise TypeError(f"positions must be a 1-D array-like of token positions, got {describe_value(positions)}")
-    array = as_real_array(positions, "positions")
-    if array.ndim != 1:
-        raise ValueError(f"positions must be 1-D (one position per token), got shape {array.shape}")
-    check_finite(array, "positions")
-    if array.size and np.any(array != np.round(array)):
-        raise ValueError("positions must be whole numbers (token positions 0, 1, 2, ...)")
-    index = array.astype(np.int64)
+    index = as_integer_array(positions, "positions")
+    if index.ndim != 1:
+        raise ValueError(f"positions must be 1-D (one position per token), got shape {index.shape}")
     if index.size and (index.min() < 0 or index.max() >= seq_len):
         raise ValueError(
             f"positions must lie in [0, seq_len - 1] = [0, {seq_len - 1}], got {int(index.min())} .. {int(index.max())}"

@@ -12,13 +12,12 @@ training changes the values, not the shapes or the limits studied here.
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import as_real_array, check_count, check_finite, check_positive_real, describe_value
+from ._validation import as_integer_array, as_real_array, check_count, check_finite, check_positive_real
 
 __all__ = [
     "learned_position_table",
@@ -101,26 +100,6 @@ def learned_position_table(max_len: int, d_model: int, *, seed: int = 0, scale: 
     return rng.normal(0.0, scale, size=(max_len, d_model))
 
 
-def _as_integer_positions(positions: Any) -> np.ndarray:
-    """Positions as an int64 array (any shape); whole-number floats are accepted."""
-    if isinstance(positions, (bool, np.bool_)):
-        raise TypeError(f"positions must hold integers, got {describe_value(positions)}")
-    if isinstance(positions, numbers.Integral):
-        return np.asarray(int(positions), dtype=np.int64)
-    array = as_real_array(positions, "positions")
-    if array.size == 0:
-        return array.astype(np.int64)
-    if np.issubdtype(array.dtype, np.floating):
-        check_finite(array, "positions")
-        fractional = array != np.round(array)
-        if fractional.any():
-            bad = array.ravel()[int(np.flatnonzero(fractional.ravel())[0])]
-            raise ValueError(
-                f"positions must be whole numbers (a table has rows only for integer positions), got {bad!r}"
-            )
-    return array.astype(np.int64)
-
-
 def learned_encoding(positions: int | ArrayLike, table: ArrayLike) -> np.ndarray:
     """Look positions up in a learned absolute table: row ``table[t]`` for each position ``t``.
 
@@ -174,7 +153,7 @@ def learned_encoding(positions: int | ArrayLike, table: ArrayLike) -> np.ndarray
     ...
     IndexError: position 4 has no row: positions must lie in [0, max_len) with max_len = 4
     """
-    index = _as_integer_positions(positions)
+    index = as_integer_array(positions, "positions")
     array = as_real_array(table, "table")
     if array.ndim != 2:
         raise ValueError(f"table must be 2-D (max_len x d_model), got shape {array.shape}")

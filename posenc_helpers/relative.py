@@ -8,35 +8,13 @@ up to ``max_distance``; every larger distance shares the last bucket.
 from __future__ import annotations
 
 import math
-import numbers
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import check_count, describe_value
+from ._validation import as_integer_array, check_count, describe_value
 
 __all__ = ["t5_relative_bucket"]
-
-
-def _as_integer_offsets(value: Any) -> np.ndarray:
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"relative_position must hold integers, got {describe_value(value)}")
-    if isinstance(value, numbers.Integral):
-        return np.asarray(int(value), dtype=np.int64)
-    if isinstance(value, (str, bytes)):
-        raise TypeError(f"relative_position must hold integers, got {describe_value(value)}")
-    try:
-        array = np.asarray(value)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"relative_position must be an array of integers: {exc}") from None
-    if array.size == 0 and array.dtype != object:
-        return array.astype(np.int64)
-    if array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
-        raise TypeError(
-            f"relative_position must hold integers (key position - query position), got dtype {array.dtype}"
-        )
-    return array.astype(np.int64)
 
 
 def t5_relative_bucket(
@@ -113,7 +91,7 @@ def t5_relative_bucket(
     >>> int(back[t5_relative_bucket(-back, bidirectional=False) == 31].min())
     113
     """
-    offsets = _as_integer_offsets(relative_position)
+    offsets = as_integer_array(relative_position, "relative_position")
     if not isinstance(bidirectional, (bool, np.bool_)):
         raise TypeError(f"bidirectional must be True or False, got {describe_value(bidirectional)}")
     num_buckets = check_count(num_buckets, "num_buckets", minimum=1)

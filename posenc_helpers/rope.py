@@ -33,6 +33,7 @@ from ._validation import (
     check_finite,
     check_positive_real,
 )
+from .sinusoidal import geometric_frequencies
 
 __all__ = ["rope_frequencies", "apply_rope"]
 
@@ -79,8 +80,7 @@ def rope_frequencies(head_dim: int, *, base: float = 10000.0) -> np.ndarray:
     """
     head_dim = check_even_width(head_dim, "head_dim")
     base = check_positive_real(base, "base")
-    pair_index = np.arange(head_dim // 2, dtype=np.float64)
-    return base ** (-2.0 * pair_index / head_dim)
+    return geometric_frequencies(head_dim, base)
 
 
 def _check_inv_freq(inv_freq: Any, head_dim: int) -> np.ndarray:

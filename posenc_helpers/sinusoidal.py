@@ -35,6 +35,16 @@ __all__ = [
 SINUSOIDAL_LAYOUTS = ("interleaved", "concat")
 
 
+def geometric_frequencies(width: int, base: float) -> np.ndarray:
+    """``base**(-2k / width)`` for ``k = 0 .. width/2 - 1`` (no validation).
+
+    The one formula behind :func:`frequencies` (over the model width) and
+    :func:`~posenc_helpers.rope_frequencies` (over the head width).
+    """
+    pair_index = np.arange(width // 2, dtype=np.float64)
+    return base ** (-2.0 * pair_index / width)
+
+
 def halves_order(width: int) -> np.ndarray:
     """``[0, 2, 4, ..., 1, 3, 5, ...]``: the pair layouts' one permutation (no validation).
 
@@ -88,8 +98,7 @@ def frequencies(d_model: int, *, base: float = 10000.0) -> np.ndarray:
     """
     d_model = check_even_width(d_model, "d_model")
     base = check_positive_real(base, "base")
-    pair_index = np.arange(d_model // 2, dtype=np.float64)
-    return base ** (-2.0 * pair_index / d_model)
+    return geometric_frequencies(d_model, base)
 
 
 def wavelengths(d_model: int, *, base: float = 10000.0) -> np.ndarray:

@@ -93,14 +93,10 @@ CASES = [
     (lambda: ph.t5_relative_bucket(3, num_buckets=2), ValueError, ["num_buckets", ">= 4"]),
     (lambda: ph.t5_relative_bucket(3, num_buckets=1, bidirectional=False), ValueError, ["num_buckets", ">= 2"]),
     (lambda: ph.t5_relative_bucket(3, max_distance=4), ValueError, ["max_distance"]),
-    (
-        lambda: ph.t5_relative_bucket(
-            np.array([1.5]),
-        ),
-        TypeError,
-        ["relative_position", "integers"],
-    ),
-    (lambda: ph.t5_relative_bucket(1.0), TypeError, ["relative_position"]),
+    (lambda: ph.t5_relative_bucket(np.array([1.5])), ValueError, ["relative_position", "whole numbers"]),
+    (lambda: ph.t5_relative_bucket(1.5), ValueError, ["relative_position", "whole numbers", "1.5"]),
+    (lambda: ph.t5_relative_bucket("3"), TypeError, ["relative_position"]),
+    (lambda: ph.learned_encoding([0.5], np.zeros((4, 2))), ValueError, ["positions", "whole numbers"]),
     (lambda: ph.t5_relative_bucket(3, bidirectional=1), TypeError, ["bidirectional"]),
     (lambda: ph.softmax(np.float64(1.0)), ValueError, ["x", "0-d"]),
     (lambda: ph.softmax([1.0, np.nan]), ValueError, ["x", "NaN"]),

@@ -18,6 +18,7 @@ from numpy.typing import ArrayLike
 
 from .._validation import as_positions, as_real_array, check_even_width, check_finite, check_positive_real
 from ..rope import rope_frequencies
+from ..rope_analysis import rope_decay_bound
 from ._style import DIVERGING_CMAP, OKABE_ITO
 
 __all__ = ["plot_decay_bound", "plot_decay_scores", "plot_rotation_matrix"]
@@ -43,16 +44,11 @@ def decay_curves(
     With ``q = k = v`` every ``h_i = |v_i|**2`` is real (``v_i`` the complex
     number of pair ``i``, interleaved layout), so the score of a query at
     position ``r`` with a key at position 0 is ``sum_i |v_i|**2 cos(r theta_i)``.
-    The cosines and sines of the angles ``r theta_i`` are computed once and
-    shared with the bound (they are the real and imaginary parts of the terms
-    of ``S_j``), which keeps an explorer update fast; the tests compare both
-    with :func:`~posenc_helpers.rope_decay_bound` and
-    :func:`~posenc_helpers.apply_rope`.
+    The bound is :func:`~posenc_helpers.rope_decay_bound`; the tests compare the
+    scores with :func:`~posenc_helpers.apply_rope`.
     """
-    theta = rope_frequencies(head_dim, base=base)
-    angles = np.multiply.outer(distances, theta)
-    cos, sin = np.cos(angles), np.sin(angles)
-    bound = np.hypot(np.cumsum(cos, axis=1), np.cumsum(sin, axis=1)).mean(axis=1)  # mean of |S_j|
+    bound = rope_decay_bound(distances, head_dim, base=base)
+    cos = np.cos(np.multiply.outer(distances, rope_frequencies(head_dim, base=base)))
     scores = {}
     for name, vector in vectors.items():
         weights = vector[0::2] ** 2 + vector[1::2] ** 2  # |v_i|**2 per pair
