@@ -61,7 +61,9 @@ BUDGETS = {
     "lab_chapter_mib": 1536.0,
     "lab_model_seconds": 20.0,
     "helper_ratio": 1.3,
-    "loop_speedup": 100.0,
+    # The readable formula is the bare-numpy bound, which is itself only 70-180 times
+    # faster than a per-element loop, depending on the machine and the operation.
+    "loop_speedup": 50.0,
     "temporary_memory": 2.0,
     "widget_median_ms": 50.0,
     "widget_worst_ms": 100.0,

@@ -189,35 +189,21 @@ def apply_rope(
     layout = check_choice(layout, "layout", ROPE_LAYOUTS)
     theta = rope_frequencies(head_dim, base=base) if inv_freq is None else _check_inv_freq(inv_freq, head_dim)
     out_dtype = array.dtype if np.issubdtype(array.dtype, np.floating) else np.float64
-    # One float64 pass over the (possibly large) input, in C order so that pairs of
-    # features sit next to each other; no copy when x already is such an array.
-    work = np.ascontiguousarray(array, dtype=np.float64)
-    # A sum is a fast finiteness test (a NaN or infinity makes it non-finite); only
-    # when it fails (or overflowed) do we pay for locating the bad entry.
-    with np.errstate(over="ignore", invalid="ignore"):
-        total = work.sum()
-    if work.size and not np.isfinite(total):
-        check_finite(work, "x")
+    work = np.asarray(array, dtype=np.float64)
+    check_finite(work, "x")
 
-    angles = t[:, None] * theta[None, :]  # (seq, head_dim/2), float64
+    angles = t[:, None] * theta[None, :]  # angles[m, i] = m * theta_i, float64
+    cos, sin = np.cos(angles), np.sin(angles)
+    half = head_dim // 2
+    if layout == "interleaved":  # pair i is (x[2i], x[2i + 1])
+        first_of_pair, second_of_pair = slice(0, None, 2), slice(1, None, 2)
+    else:  # pair i is (x[i], x[i + head_dim/2])
+        first_of_pair, second_of_pair = slice(0, half), slice(half, None)
+    a, b = work[..., first_of_pair], work[..., second_of_pair]
     out = np.empty(work.shape, dtype=np.float64)
-    if layout == "interleaved":
-        # Pair (x[2i], x[2i+1]) is the complex number x[2i] + 1j x[2i+1], and the
-        # rotation by m * theta_i is one complex multiplication by e^{i m theta_i}:
-        # (a + ib)(cos + i sin) = (a cos - b sin) + i (a sin + b cos).
-        rotation = np.empty(angles.shape, dtype=np.complex128)
-        np.cos(angles, out=rotation.real)
-        np.sin(angles, out=rotation.imag)
-        np.multiply(work.view(np.complex128), rotation, out=out.view(np.complex128))
-    else:
-        half = head_dim // 2
-        cos, sin = np.cos(angles), np.sin(angles)
-        first, second = work[..., :half], work[..., half:]
-        out_first, out_second = out[..., :half], out[..., half:]
-        np.multiply(first, cos, out=out_first)
-        product = second * sin
-        out_first -= product  # first * cos - second * sin
-        np.multiply(first, sin, out=out_second)
-        np.multiply(second, cos, out=product)
-        out_second += product  # first * sin + second * cos
+    first, second = out[..., first_of_pair], out[..., second_of_pair]
+    np.multiply(a, cos, out=first)
+    first -= b * sin  # a' = a cos - b sin
+    np.multiply(a, sin, out=second)
+    second += b * cos  # b' = a sin + b cos
     return out.astype(out_dtype, copy=False)

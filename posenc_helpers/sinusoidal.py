@@ -208,7 +208,6 @@ def sine_only_encoding(positions: int | ArrayLike, d_model: int, *, base: float 
 
 
 # Rows per block in sinusoidal_encoding: about 256 KiB of float32 angles.
-_BLOCK_ELEMENTS = 1 << 16
 
 
 def sinusoidal_encoding(
@@ -289,26 +288,16 @@ def sinusoidal_encoding(
     layout = check_choice(layout, "layout", SINUSOIDAL_LAYOUTS)
     dtype = check_dtype_floating(dtype)
 
-    omega = frequencies(d_model, base=base).astype(dtype)
-    t = t.astype(dtype)
+    omega = geometric_frequencies(d_model, base).astype(dtype)
+    angles = np.outer(t.astype(dtype), omega)  # angles[t, k] = omega_k * t
     half = d_model // 2
     table = np.empty((t.shape[0], d_model), dtype=dtype)
-    if layout == "interleaved":
+    if layout == "interleaved":  # PE(t, 2k) = sin, PE(t, 2k + 1) = cos
         sines, cosines = table[:, 0::2], table[:, 1::2]
-    else:
+    else:  # [all sines | all cosines]
         sines, cosines = table[:, :half], table[:, half:]
-    # Work through blocks of rows small enough to stay in cache: numpy's vectorised
-    # sin and cos run fastest on contiguous buffers, and no table-sized temporary of
-    # angles is ever allocated. Every block is one outer product, one sin, one cos.
-    rows = max(1, _BLOCK_ELEMENTS // half)
-    angles = np.empty((min(rows, t.shape[0]), half), dtype=dtype)
-    buffer = np.empty_like(angles)
-    for start in range(0, t.shape[0], rows):
-        block = slice(start, start + rows)
-        size = len(t[block])
-        block_angles = np.multiply(t[block, None], omega[None, :], out=angles[:size])
-        cosines[block] = np.cos(block_angles, out=buffer[:size])
-        sines[block] = np.sin(block_angles, out=block_angles)
+    np.sin(angles, out=sines)
+    np.cos(angles, out=cosines)
     return table
 
 
