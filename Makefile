@@ -152,10 +152,10 @@ serve:
 	$(BASE_PYTHON) -m http.server 8000 --bind 127.0.0.1 --directory _build/html
 
 bench: $(STAMP)
-	$(PY) benchmarks/bench.py
+	$(PY) -m benchmarks.bench
 
 student: $(STAMP)
-	$(PY) -m posenc_helpers.student notebooks _build/student $(if $(FORCE),--force,)
+	$(PY) -m tools.student notebooks _build/student $(if $(FORCE),--force,)
 
 student-book: $(STAMP)
 	$(PY) tools/student_book.py

@@ -1,4 +1,4 @@
-"""Benchmarks you can rerun: ``make bench`` (or ``python benchmarks/bench.py``).
+"""Benchmarks you can rerun: ``make bench`` (or ``python -m benchmarks.bench`` from the repository root).
 
 Students run the notebooks on Binder-class machines (one or two cores, about
 2 GB), reviewers build the book on every change. This script measures what
@@ -28,7 +28,7 @@ this; ``benchmarks/README.md`` records a run and the machine it was taken on.
 
 Usage::
 
-    python benchmarks/bench.py [--skip chapters,book,...] [--only lab-pattern]
+    python -m benchmarks.bench [--skip chapters,book,...] [--only lab-pattern]
 """
 
 from __future__ import annotations
@@ -51,7 +51,6 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
 
 BUDGETS = {
     "chapter_seconds": 20.0,
@@ -121,7 +120,7 @@ def _peak_temporary(fn: Callable[[], np.ndarray]) -> float:
 
 # ----------------------------------------------------------------------------- chapters
 def bench_chapters() -> list[Row]:
-    from nbtools import measure
+    from tools.nbtools import measure
 
     notebooks = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     rows, total, classic = [], 0.0, 0

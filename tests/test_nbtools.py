@@ -1,14 +1,12 @@
 """Notebook tooling: normalisation and audit (the student export is tested in test_student.py)."""
 
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-import nbtools  # noqa: E402
+from tools import nbtools
 
 
 def _notebook():

@@ -1,12 +1,8 @@
 """The small Sphinx extensions in tools/: launch buttons and de-duplicated scripts."""
 
-import sys
-from pathlib import Path
 from types import SimpleNamespace
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-import launch_buttons  # noqa: E402
-import unique_scripts  # noqa: E402
+from tools import launch_buttons, unique_scripts
 
 BUTTONS = {
     "notebook_interface": "jupyterlab",

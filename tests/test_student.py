@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -13,7 +14,7 @@ import pytest
 from _solutions import exercise_labels, solution_lines, strings_in
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from posenc_helpers.student import main, student_notebook, write_student_copies
+from tools.student import main, student_notebook, write_student_copies
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -174,10 +175,11 @@ def test_clear_errors_from_the_command_line(tmp_path, make_args, message):
     (tmp_path / "bad.ipynb").write_text("{not json")
     (tmp_path / "notes.txt").write_text("mine")
     result = subprocess.run(
-        [sys.executable, "-m", "posenc_helpers.student", *map(str, make_args(tmp_path))],
+        [sys.executable, "-m", "tools.student", *map(str, make_args(tmp_path))],
         capture_output=True,
         text=True,
         cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert result.returncode == 2
     assert message in result.stderr and "Traceback" not in result.stderr

@@ -10,7 +10,7 @@ Usage (from the repository root, inside the project's virtual environment)::
 ``execute`` runs each notebook top to bottom in one fresh kernel and then
 normalises it (see :func:`normalize`), so that committing the result gives the
 same bytes on every machine. Student copies are made by
-``python -m posenc_helpers.student`` (``make student``).
+``python -m tools.student`` (``make student``).
 """
 
 from __future__ import annotations

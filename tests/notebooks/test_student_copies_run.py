@@ -14,7 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from posenc_helpers.student import student_notebook
+from tools.student import student_notebook
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))

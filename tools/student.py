@@ -2,7 +2,7 @@
 
 Run it as a program::
 
-    python -m posenc_helpers.student SRC OUT [--force]
+    python -m tools.student SRC OUT [--force]
 
 ``SRC`` is a notebook or a folder of notebooks (``*.ipynb``, not recursive);
 ``OUT`` is the folder the copies go to, under the same file names. In every
@@ -294,7 +294,7 @@ def write_student_copies(src: str | Path, out: str | Path, *, force: bool = Fals
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point; returns the exit status (0, or 2 on an error)."""
     parser = argparse.ArgumentParser(
-        prog="python -m posenc_helpers.student",
+        prog="python -m tools.student",
         description="Write student copies of notebooks: exercises kept, solutions and outputs removed.",
     )
     parser.add_argument("src", type=Path, metavar="SRC", help="a notebook or a folder of notebooks")
