@@ -103,7 +103,7 @@ _test-parallel: _book-then-browser test-notebooks-native test-notebooks-portable
                 test-student-book test-unit test-doctest audit
 
 test-unit: $(STAMP)
-	$(PY) -m pytest tests --ignore=tests/browser --ignore=tests/notebooks --ignore=tests/site
+	$(PY) -m pytest tests/core tests/chapters tests/tooling
 
 test-doctest: $(STAMP)
 	$(PY) -m pytest --doctest-modules posenc_helpers

@@ -131,7 +131,7 @@ CASES = [
 def _cases_from_other_test_modules():
     """Chapter test modules keep their own ``BAD_INPUT_CASES`` lists (same format); all run here."""
     cases = []
-    for path in sorted(Path(__file__).parent.glob("test_*.py")):
+    for path in sorted(Path(__file__).parents[1].rglob("test_*.py")):
         if path.name == Path(__file__).name or "BAD_INPUT_CASES" not in path.read_text():
             continue
         spec = importlib.util.spec_from_file_location(f"_bad_input_{path.stem}", path)

@@ -130,7 +130,7 @@ def test_audit_names_the_cell_and_the_figure():
 
 
 def test_audit_finds_no_rounding_level_figure_in_any_chapter():
-    chapters = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    chapters = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     found = {
         f"{path.name} cell {index}": figures
         for path in chapters

@@ -17,7 +17,7 @@ import pytest
 
 import posenc_helpers.checks as checks
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 CHECKS = sorted(name for name in checks.__all__ if name.startswith("check_"))
 _START = re.compile(r"^(`{3,}|:{3,})\{exercise-start\}[^\n]*\n(?:.*\n)*?:label:\s*(\S+)", re.M)
@@ -70,7 +70,7 @@ def test_each_check_belongs_to_one_exercise():
 def test_each_check_has_unit_tests_including_a_never_reveals_test(name):
     modules = [
         p
-        for p in (ROOT / "tests").glob("test_*.py")
+        for p in (ROOT / "tests").rglob("test_*.py")
         if p.name != Path(__file__).name and re.search(rf"\b{name}\b", p.read_text())
     ]
     assert modules, f"no unit test calls {name}"
