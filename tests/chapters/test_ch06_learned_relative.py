@@ -24,8 +24,8 @@ from posenc_helpers.checks import CheckFailed, check_clipped_distances, check_t5
 
 X4 = np.ones((4, 4))
 
-# Same format as CASES in tests/test_bad_input.py (collected there by the coverage test).
-# Run by tests/test_bad_input.py, with every other module's cases.
+# Same format as CASES in tests/core/test_bad_input.py (collected there by the coverage test).
+# Run by tests/core/test_bad_input.py, with every other module's cases.
 BAD_INPUT_CASES = [
     (lambda: ph.learned_position_table(0, 8), ValueError, ["max_len", ">= 1"]),
     (lambda: ph.learned_position_table(512.0, 8), TypeError, ["max_len", "integer"]),

@@ -17,7 +17,7 @@ import posenc_helpers as ph
 from posenc_helpers import apply_rope, rope_decay_bound, rope_layout_permutation, rope_rotation_matrix
 from posenc_helpers.checks import CheckFailed, check_converted_projection, check_rotated_query
 
-# Run by tests/test_bad_input.py, with every other module's cases.
+# Run by tests/core/test_bad_input.py, with every other module's cases.
 BAD_INPUT_CASES = [
     # (call, exception, words the message must contain)
     (lambda: ph.rope_rotation_matrix(1.0, 5), ValueError, ["head_dim", "even"]),

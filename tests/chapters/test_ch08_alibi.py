@@ -13,9 +13,9 @@ import pytest
 import posenc_helpers as ph
 from posenc_helpers.checks import CheckFailed, check_alibi_head_bias, check_alibi_slopes
 
-# Run by tests/test_bad_input.py, with every other module's cases.
+# Run by tests/core/test_bad_input.py, with every other module's cases.
 BAD_INPUT_CASES = [
-    # (call, exception, words the message must contain), as in tests/test_bad_input.py
+    # (call, exception, words the message must contain), as in tests/core/test_bad_input.py
     (lambda: ph.alibi_bias_shifted(0, 4), ValueError, ["n_heads", ">= 1"]),
     (lambda: ph.alibi_bias_shifted(2.0, 4), TypeError, ["n_heads", "integer"]),
     (lambda: ph.alibi_bias_shifted(8, -2), ValueError, ["seq_len", ">= 0"]),

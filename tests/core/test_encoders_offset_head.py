@@ -22,7 +22,7 @@ def _result(passed_keys):
     return {c.key: CriterionResult(c.key in passed_keys, "evidence") for c in ph.CHECKLIST}
 
 
-# Run by tests/test_bad_input.py, with every other module's cases.
+# Run by tests/core/test_bad_input.py, with every other module's cases.
 BAD_INPUT_CASES = [
     # (call, exception, words the message must contain)
     (lambda: ph.method_encoders(d_model=7), ValueError, ["d_model", "even"]),

@@ -23,7 +23,7 @@ from posenc_helpers import (
     unseen_angle_pairs,
 )
 
-# Run by tests/test_bad_input.py, with every other module's cases.
+# Run by tests/core/test_bad_input.py, with every other module's cases.
 BAD_INPUT_CASES = [
     # (call, exception, words the message must contain)
     (lambda: ph.round_to_bfloat16("abc"), TypeError, ["x"]),

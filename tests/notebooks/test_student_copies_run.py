@@ -3,7 +3,7 @@
 This is the only place the test suite executes notebooks besides nbval (``make
 test-notebooks``): ``make test-student-copies`` runs it, and ``make test-unit``
 leaves this folder out. The transformation itself is tested, without running
-anything, in ``tests/test_student.py``.
+anything, in ``tests/tooling/test_student.py``.
 """
 
 from __future__ import annotations
