@@ -44,7 +44,7 @@ SKIP_DRAWING := PYTHONSTARTUP=$(abspath tools/skip_figure_drawing.py)
 
 .PHONY: help setup book book-only test test-unit test-doctest test-notebooks test-notebooks-native \
         test-notebooks-portable test-student-copies test-student-book test-browser browser-only \
-        audit notebooks sync-setup lab serve bench student student-book lock clean distclean \
+        audit notebooks text sync-setup lab serve bench student student-book lock clean distclean \
         _test-parallel _book-then-browser
 
 help:
@@ -63,6 +63,7 @@ help:
 	@echo "make bench      benchmarks against their budgets (chapters, book, helpers, explorers)"
 	@echo "make student    notebooks without solutions into _build/student (FORCE=1 to overwrite)"
 	@echo "make student-book  the website with solutions hidden, into _build/student-book/_build/html"
+	@echo "make text       each notebook's MyST Markdown twin in notebooks/text (make notebooks does it too)"
 	@echo "make sync-setup the notebooks' Colab set-up cell, from repository.url in _config.yml"
 	@echo "make lock       regenerate constraints.txt from the direct pins"
 	@echo "make record-lab rerun chapter 11's protocol and record the verdicts chapter 10 shows"
@@ -163,6 +164,10 @@ student-book: $(STAMP)
 # The student website must not show a line of any solution.
 test-student-book: student-book
 	POSENC_REQUIRE_STUDENT_BOOK=1 $(PY) -m pytest tests/site -q
+
+# Each notebook's MyST Markdown twin in notebooks/text/ (make notebooks writes them too).
+text: $(STAMP)
+	$(PY) tools/nbtools.py text $(NOTEBOOKS)
 
 sync-setup: $(STAMP)
 	$(PY) tools/nbtools.py sync-setup $(NOTEBOOKS)

@@ -6,6 +6,15 @@ Usage (from the repository root, inside the project's virtual environment)::
     python tools/nbtools.py audit notebooks/*.ipynb         # report problems, exit 1 if any
     python tools/nbtools.py measure notebooks/*.ipynb       # time and peak memory, nothing written
     python tools/nbtools.py sync-setup notebooks/*.ipynb    # (re)write the Colab set-up cell from _config.yml
+    python tools/nbtools.py text notebooks/*.ipynb          # (re)write the MyST Markdown twin of each notebook
+
+Every notebook ``notebooks/NN_name.ipynb`` has a text twin
+``notebooks/text/NN_name.md`` (MyST Markdown, written by jupytext) that holds the
+same cells without outputs, so that every change to prose and code can be
+reviewed as text. ``execute`` rewrites it; ``audit`` fails when it is out of date.
+To edit a chapter as text, change the ``.md`` and run
+``jupytext --sync notebooks/text/NN_name.md`` (the notebook keeps its outputs),
+then ``make notebooks``.
 
 ``execute`` runs each notebook top to bottom in one fresh kernel and then
 normalises it (see :func:`normalize`), so that committing the result gives the
@@ -35,6 +44,10 @@ CANONICAL_KERNELSPEC = {
     "language": "python",
     "name": KERNEL_NAME,
 }
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+TEXT_DIR = "text"  # the twins live in notebooks/text/
+TEXT_FORMAT = "md:myst"
+PAIRED_FORMATS = f"ipynb,{TEXT_DIR}//{TEXT_FORMAT}"
 _MACHINE_PATH = re.compile(r"(?<![\w.])/(?:work|tmp|root|home|Users|private|var/folders)/[A-Za-z0-9_.-]")
 _ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]{6,}\b|<[^<>]* object at 0x[0-9a-fA-F]+>")
 # A figure at the level of float64 rounding (a residual of 3.8e-12, say) comes out
@@ -61,6 +74,7 @@ def normalize(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """
     nb.metadata.pop("widgets", None)
     nb.metadata["kernelspec"] = dict(CANONICAL_KERNELSPEC)
+    nb.metadata["jupytext"] = {"formats": PAIRED_FORMATS}
     language_info = nb.metadata.get("language_info", {})
     language_info.pop("version", None)
     for cell in nb.cells:
@@ -98,6 +112,8 @@ def audit(nb: nbformat.NotebookNode, *, raw_text: str = "") -> list[str]:
     elif counts != list(range(1, len(counts) + 1)):
         problems.append("was not run top to bottom in one fresh kernel (run `make notebooks`)")
     for index, cell in enumerate(nb.cells):
+        if _CONTROL.search(cell.source):  # e.g. "\v" from "\varphi" typed into a Python string
+            problems.append(f"cell {index}: a control character {_CONTROL.search(cell.source).group(0)!r} in the source")
         if cell.cell_type != "code":
             continue
         tags = cell.metadata.get("tags", [])
@@ -162,12 +178,37 @@ def rounding_level_figures(text: str) -> list[str]:
     return found
 
 
+def text_path(path: Path) -> Path:
+    """Where the text twin of the notebook at ``path`` lives."""
+    return path.parent / TEXT_DIR / f"{path.stem}.md"
+
+
+def text_of(nb: nbformat.NotebookNode) -> str:
+    """The notebook as MyST Markdown: every cell, no outputs (what its twin must hold)."""
+    import jupytext
+
+    return jupytext.writes(nb, fmt=TEXT_FORMAT)
+
+
+def write_text(path: Path, nb: nbformat.NotebookNode | None = None) -> Path:
+    """Write the text twin of the notebook at ``path``; return its path."""
+    nb = nb if nb is not None else nbformat.read(path, as_version=4)
+    target = text_path(path)
+    target.parent.mkdir(exist_ok=True)
+    target.write_text(text_of(nb), encoding="utf-8")
+    return target
+
+
 def audit_paths(paths: list[Path]) -> dict[Path, list[str]]:
     """Audit notebook files; returns only the ones with problems."""
     report = {}
     for path in paths:
         text = path.read_text(encoding="utf-8")
-        problems = audit(nbformat.reads(text, as_version=4), raw_text=text)
+        nb = nbformat.reads(text, as_version=4)
+        problems = audit(nb, raw_text=text)
+        twin = text_path(path)
+        if not twin.exists() or twin.read_text(encoding="utf-8") != text_of(nb):
+            problems.append(f"its text twin {twin.name} in {TEXT_DIR}/ is missing or out of date (run `make text`)")
         if problems:
             report[path] = problems
     return report
@@ -197,6 +238,7 @@ def execute(path: Path, *, write: bool = True) -> tuple[float, nbformat.Notebook
     normalize(nb)
     if write:
         nbformat.write(nb, path)
+        write_text(path, nb)
     return elapsed, nb
 
 
@@ -282,7 +324,7 @@ def sync_setup_cell(nb: nbformat.NotebookNode, source: str) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in ("execute", "audit", "measure", "sync-setup"):
+    for name in ("execute", "audit", "measure", "sync-setup", "text"):
         sub.add_parser(name).add_argument("notebooks", nargs="+", type=Path)
     sub.add_parser("_measure_one").add_argument("notebook", type=Path)
     args = parser.parse_args(argv)
@@ -314,6 +356,14 @@ def main(argv: list[str] | None = None) -> int:
             if sync_setup_cell(nb, source):
                 nbformat.write(nb, path)
                 print(f"{path}: set-up cell written (re-run `make notebooks` before committing)")
+        return 0
+    if args.command == "text":
+        for path in args.notebooks:
+            nb = nbformat.read(path, as_version=4)
+            if nb.metadata.get("jupytext", {}).get("formats") != PAIRED_FORMATS:
+                nb.metadata["jupytext"] = {"formats": PAIRED_FORMATS}
+                nbformat.write(nb, path)
+            print(f"{write_text(path, nb)}")
         return 0
     if args.command == "_measure_one":
         _measure_one(args.notebook)

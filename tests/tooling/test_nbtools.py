@@ -80,6 +80,7 @@ def test_normalize_merges_a_stream_split_by_timing():
             "memory address",
         ),
         (lambda nb: nb.metadata.update(widgets={}), "widget state"),
+        (lambda nb: setattr(nb.cells[0], "source", "the angle $\x0barphi$"), "control character"),
     ],
 )
 def test_audit_catches(break_it, problem):
@@ -140,3 +141,34 @@ def test_audit_finds_no_rounding_level_figure_in_any_chapter():
         if figures
     }
     assert not found, found
+
+
+# --------------------------------------------------------------------------- the text twins
+CHAPTERS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def test_every_chapter_has_a_text_twin_with_the_same_cells():
+    import jupytext
+
+    for path in CHAPTERS:
+        twin = nbtools.text_path(path)
+        assert twin.exists(), f"{twin} missing: run `make text`"
+        notebook = nbformat.read(path, as_version=4)
+        from_text = jupytext.read(twin)
+        assert [(c.cell_type, c.source) for c in from_text.cells] == [
+            (c.cell_type, c.source) for c in notebook.cells
+        ], f"{twin.name} and {path.name} differ: run `make text` (or jupytext --sync)"
+        assert [c.metadata.get("tags", []) for c in from_text.cells] == [
+            c.metadata.get("tags", []) for c in notebook.cells
+        ]
+
+
+def test_audit_reports_a_stale_text_twin(tmp_path):
+    nb = _notebook()
+    path = tmp_path / "09_chapter.ipynb"
+    nbformat.write(nb, path)
+    assert any("text twin" in p for p in nbtools.audit_paths([path])[path])
+    nbtools.write_text(path)
+    assert not any("text twin" in p for p in nbtools.audit_paths([path]).get(path, []))
+    nbtools.text_path(path).write_text(nbtools.text_path(path).read_text().replace("Do it.", "Do it now."))
+    assert any("out of date" in p for p in nbtools.audit_paths([path])[path])
