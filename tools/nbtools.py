@@ -112,8 +112,9 @@ def audit(nb: nbformat.NotebookNode, *, raw_text: str = "") -> list[str]:
     elif counts != list(range(1, len(counts) + 1)):
         problems.append("was not run top to bottom in one fresh kernel (run `make notebooks`)")
     for index, cell in enumerate(nb.cells):
-        if _CONTROL.search(cell.source):  # e.g. "\v" from "\varphi" typed into a Python string
-            problems.append(f"cell {index}: a control character {_CONTROL.search(cell.source).group(0)!r} in the source")
+        control = _CONTROL.search(cell.source)  # e.g. "\v" from "\varphi" typed into a Python string
+        if control:
+            problems.append(f"cell {index}: a control character {control.group(0)!r} in the source")
         if cell.cell_type != "code":
             continue
         tags = cell.metadata.get("tags", [])
