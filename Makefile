@@ -42,7 +42,7 @@ PORTABLE_PROFILE := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
 	$(if $(filter x86_64 amd64 AMD64,$(shell uname -m)),NPY_DISABLE_CPU_FEATURES="$(AVX512)",)
 SKIP_DRAWING := PYTHONSTARTUP=$(abspath tools/skip_figure_drawing.py)
 
-.PHONY: help setup book book-only test test-unit test-doctest test-notebooks test-notebooks-native \
+.PHONY: help setup book book-only test test-unit test-doctest lint test-notebooks test-notebooks-native \
         test-notebooks-portable test-student-copies test-student-book test-browser browser-only \
         audit notebooks text sync-setup lab serve bench student student-book lock clean distclean \
         _test-parallel _book-then-browser
@@ -51,6 +51,7 @@ help:
 	@echo "make book       build the site into _build/html (sets up .venv first)"
 	@echo "make test       every check below, two at a time (what CI runs)"
 	@echo "make test-unit  unit, property and tooling tests"
+	@echo "make lint       ruff (lint, format) and mypy"
 	@echo "make test-doctest  the package's doctests"
 	@echo "make test-notebooks  nbval --strict under both CPU profiles (-native, -portable: one of them)"
 	@echo "make test-student-copies  every chapter's student copy, executed once"
@@ -101,10 +102,18 @@ test: $(STAMP)
 
 # The longest lanes first, so that they all finish together.
 _test-parallel: _book-then-browser test-notebooks-native test-notebooks-portable test-student-copies \
-                test-student-book test-unit test-doctest audit
+                test-student-book test-unit test-doctest audit lint
 
 test-unit: $(STAMP)
 	$(PY) -m pytest tests/core tests/chapters tests/tooling
+
+# ruff (lint and format) on all Python; mypy on the numerics, the lab, the checks and the
+# notebook tools (configured in pyproject.toml). The same hooks are in .pre-commit-config.yaml.
+LINTED := posenc_helpers tools tests benchmarks
+lint: $(STAMP)
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/ruff format --check $(LINTED)
+	$(BIN)/mypy
 
 test-doctest: $(STAMP)
 	$(PY) -m pytest --doctest-modules posenc_helpers

@@ -537,6 +537,6 @@ def comparison_markdown(
             else:
                 cells.append(words[float(value)])
         lines.append(f"| {criterion.name} | " + " | ".join(cells) + " |")
-    for name, row in (extra_rows or {}).items():
-        lines.append(f"| {name} | " + " | ".join(str(row.get(m, "—")) for m in methods) + " |")
+    for name, cells_by_method in (extra_rows or {}).items():
+        lines.append(f"| {name} | " + " | ".join(str(cells_by_method.get(m, "—")) for m in methods) + " |")
     return "\n".join(lines)

@@ -74,7 +74,7 @@ class MethodEncoder:
     name: str
     mechanism: str
     adapter: str
-    encode: Callable[[np.ndarray, int], np.ndarray]
+    encode: Callable[[ArrayLike, int], np.ndarray]
 
     def __call__(self, positions: ArrayLike, seq_len: int) -> np.ndarray:
         return self.encode(positions, seq_len)
@@ -209,7 +209,9 @@ def method_encoders(
     t5_max_distance = check_count(t5_max_distance, "t5_max_distance", minimum=1)
     if not isinstance(t5_bidirectional, (bool, np.bool_)):
         raise TypeError(f"t5_bidirectional must be True or False, got {describe_value(t5_bidirectional)}")
-    t5_settings = dict(bidirectional=bool(t5_bidirectional), num_buckets=t5_num_buckets, max_distance=t5_max_distance)
+    t5_settings: dict[str, Any] = dict(
+        bidirectional=bool(t5_bidirectional), num_buckets=t5_num_buckets, max_distance=t5_max_distance
+    )
     try:  # reject bad settings now, not at the first encoding
         t5_relative_bucket(np.zeros(1, dtype=np.int64), **t5_settings)
     except ValueError as exc:

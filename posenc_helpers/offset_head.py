@@ -52,7 +52,9 @@ def _check_probe(probe: Any, d_model: int, kind: str) -> np.ndarray:
     return array
 
 
-def _head_args(offset, d_model, temperature, kind, base, probe):
+def _head_args(
+    offset: Any, d_model: Any, temperature: Any, kind: Any, base: Any, probe: Any
+) -> tuple[int, int, float, str, float, np.ndarray]:
     offset = check_count(offset, "offset", minimum=0)
     d_model = check_even_width(d_model, "d_model")
     temperature = check_positive_real(temperature, "temperature")

@@ -81,7 +81,7 @@ def normalize(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
         cell.metadata.pop("execution", None)
         if cell.cell_type != "code":
             continue
-        outputs = []
+        outputs: list[nbformat.NotebookNode] = []
         for output in cell.outputs:
             if WIDGET_VIEW in output.get("data", {}):
                 continue
@@ -135,10 +135,10 @@ def audit(nb: nbformat.NotebookNode, *, raw_text: str = "") -> list[str]:
     if "widgets" in nb.metadata:
         problems.append("notebook metadata holds saved widget state")
     text = raw_text or nbformat.writes(nb)
-    if _MACHINE_PATH.search(text):
-        problems.append(f"contains a machine path: {_MACHINE_PATH.search(text).group(0)!r}")
-    if _ADDRESS.search(text):
-        problems.append(f"contains a memory address: {_ADDRESS.search(text).group(0)!r}")
+    if machine_path := _MACHINE_PATH.search(text):
+        problems.append(f"contains a machine path: {machine_path.group(0)!r}")
+    if address := _ADDRESS.search(text):
+        problems.append(f"contains a memory address: {address.group(0)!r}")
     if len(text.encode()) > MAX_BYTES:
         problems.append(f"is {len(text.encode()) / 1e6:.1f} MB (limit {MAX_BYTES / 1e6:.0f} MB)")
     return problems

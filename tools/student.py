@@ -99,7 +99,8 @@ def _outside_solutions(source: str, in_solution: bool) -> tuple[str, bool]:
     the end of a solution and the next paragraph: only the text between
     ``{solution-start}`` and ``{solution-end}`` (directives included) goes.
     """
-    kept, position = [], 0
+    kept: list[str] = []
+    position = 0
     while True:
         if in_solution:
             end = _SOLUTION_END.search(source, position)

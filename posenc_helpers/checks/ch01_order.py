@@ -236,8 +236,8 @@ def check_symmetry_preserving_signal(
             "that is not zero and still does not help attention tell orders apart."
         )
     reference = _attention_output(x + signal, w_q, w_k, w_v)
-    for order in itertools.permutations(range(x.shape[0])):
-        order = list(order)
+    for permutation in itertools.permutations(range(x.shape[0])):
+        order = list(permutation)
         shuffled = _attention_output(x[order] + signal, w_q, w_k, w_v)
         if not np.allclose(shuffled, reference[order], atol=1e-9):
             raise CheckFailed(

@@ -42,10 +42,10 @@ def _first_repeat(omega: float, tolerance: float) -> int:
 
 
 def _whole_position(answer: Any, name: str) -> int:
-    value = as_answer_array(answer, name)
-    if value.size != 1:
-        raise CheckFailed(f"{name} should be one position (a single whole number); yours has shape {value.shape}.")
-    value = float(value.ravel()[0])
+    array = as_answer_array(answer, name)
+    if array.size != 1:
+        raise CheckFailed(f"{name} should be one position (a single whole number); yours has shape {array.shape}.")
+    value = float(array.ravel()[0])
     if not np.isfinite(value) or value != round(value):
         raise CheckFailed(f"{name} should be a whole number of tokens (an integer position); yours is {value:.6g}.")
     return int(round(value))

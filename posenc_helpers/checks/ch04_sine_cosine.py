@@ -171,10 +171,10 @@ def check_dimension_wavelength(answer: Any, dimension: int, d_model: int, *, bas
     base = check_positive_real(base, "base")
     if is_placeholder(answer):
         return not_attempted(f"the wavelength of dimension {dimension}, in tokens (one number)")
-    value = as_answer_array(answer, "your wavelength")
-    if value.size != 1:
-        raise CheckFailed(f"your wavelength should be a single number (tokens); yours has shape {value.shape}.")
-    value = float(value.reshape(()))
+    array = as_answer_array(answer, "your wavelength")
+    if array.size != 1:
+        raise CheckFailed(f"your wavelength should be a single number (tokens); yours has shape {array.shape}.")
+    value = float(array.reshape(()))
     if not math.isfinite(value):
         raise CheckFailed("your wavelength is not a finite number (NaN or inf).")
     pair = dimension // 2

@@ -27,6 +27,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from .._validation import check_choice, check_count, check_positive_real
 from ..alibi import alibi_bias
@@ -157,12 +158,12 @@ def position_hooks(
     rope_scale = attention_factor if method == "rope" else 1.0
     return Hooks(
         add=add.astype(np.float32),
-        use_table=np.float32(method == "learned"),
+        use_table=np.asarray(method == "learned", dtype=np.float32),
         cos=(rope_scale * np.cos(angles)).astype(np.float32),
         sin=(rope_scale * np.sin(angles)).astype(np.float32),
         bias=bias.astype(np.float32),
         bucket=bucket,
-        use_buckets=np.float32(method == "t5"),
+        use_buckets=np.asarray(method == "t5", dtype=np.float32),
     )
 
 
@@ -208,7 +209,7 @@ def init_params(key: jax.Array, config: ModelConfig = ModelConfig()) -> dict:
     }
 
 
-def rotate_pairs(x: jax.Array, cos: jax.Array, sin: jax.Array) -> jax.Array:
+def rotate_pairs(x: ArrayLike, cos: ArrayLike, sin: ArrayLike) -> jax.Array:
     """RoPE on ``x`` of shape (..., L, head_dim): pair (2i, 2i+1) turned by the angle of (cos, sin)[:, i].
 
     The interleaved layout of :func:`~posenc_helpers.apply_rope`.
@@ -222,6 +223,7 @@ def rotate_pairs(x: jax.Array, cos: jax.Array, sin: jax.Array) -> jax.Array:
     >>> np.asarray(out).tolist()
     [[0.0, 1.0]]
     """
+    x = jnp.asarray(x)
     a, b = x[..., 0::2], x[..., 1::2]
     return jnp.stack([a * cos - b * sin, a * sin + b * cos], axis=-1).reshape(x.shape)
 
