@@ -1,4 +1,4 @@
-"""Every chapter follows the anatomy of BOOK_SPEC.md section 3.
+"""Every chapter follows the anatomy of AUTHORING.md.
 
 These tests read the committed notebooks; nbval (make test-notebooks) separately
 checks that a fresh run reproduces their outputs.
