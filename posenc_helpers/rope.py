@@ -187,7 +187,7 @@ def apply_rope(
         )
     base = check_positive_real(base, "base")
     layout = check_choice(layout, "layout", ROPE_LAYOUTS)
-    theta = rope_frequencies(head_dim, base=base) if inv_freq is None else _check_inv_freq(inv_freq, head_dim)
+    theta = geometric_frequencies(head_dim, base) if inv_freq is None else _check_inv_freq(inv_freq, head_dim)
     out_dtype = array.dtype if np.issubdtype(array.dtype, np.floating) else np.float64
     work = np.asarray(array, dtype=np.float64)
     check_finite(work, "x")
