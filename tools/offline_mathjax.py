@@ -65,6 +65,8 @@ def _configure(app: Sphinx, config: Config) -> None:
 def _copy(app: Sphinx, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
+    if getattr(app, "posenc_prerender", False):  # tools/prerender_math.py typesets at build time
+        return
     target = Path(app.outdir) / "_static" / "mathjax"
     if not (target / "MathJax.js").exists():
         shutil.copytree(_mathjax_source(), target, dirs_exist_ok=True)

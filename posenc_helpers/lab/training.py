@@ -335,6 +335,7 @@ def with_rope_scaling(model: TrainedModel, scaling: str, factor: float) -> Train
     Examples
     --------
     >>> model = train("rope", train_len=8, steps=2, config=TINY, progress=False)
+    >>> from posenc_helpers import rope_frequencies
     >>> scaled = with_rope_scaling(model, "linear", 4.0)
     >>> scaled.scaling, bool((scaled.inv_freq * 4 == rope_frequencies(8)).all())
     ('linear x4', True)

@@ -47,16 +47,19 @@ _MATH_PROBE_JS = r"""
 () => {
   const RAW = /\\\(|\\\)|\\\[|\\\]|\$\$|\\begin\{/;
   const RENDERED = ".MathJax, .MathJax_Display, .MathJax_SVG, .MathJax_SVG_Display, "
-                 + ".MathJax_CHTML, .mjx-chtml, .MathJax_MathML";
+                 + ".MathJax_CHTML, .mjx-chtml, .MathJax_MathML, mjx-container";
   const ERRORS = ".MathJax_Error, .merror, .noError";
   const snippet = (s) => s.replace(/\s+/g, " ").trim().slice(0, 100);
-  const result = { total: 0, unrendered: [], undefined: [], errors: [], stray: [] };
+  const result = { total: 0, prerendered: 0, unrendered: [], undefined: [], errors: [], stray: [] };
   for (const el of document.querySelectorAll(".math")) {
     // MathJax's own output also uses class "math" (span.math inside .MathJax).
     if (el.parentElement && el.parentElement.closest("[class*='MathJax'], [class*='MJX']")) continue;
     result.total += 1;
+    // Typeset at build time: MathJax 3 CommonHTML with its hidden MathML copy, no script.
+    if (el.querySelector("mjx-container mjx-assistive-mml math")) result.prerendered += 1;
     const visible = el.cloneNode(true);
-    visible.querySelectorAll("script, .MathJax_Preview, .MJX_Assistive_MathML").forEach((n) => n.remove());
+    visible.querySelectorAll("script, .MathJax_Preview, .MJX_Assistive_MathML, mjx-assistive-mml")
+      .forEach((n) => n.remove());
     if (!el.querySelector(RENDERED) || RAW.test(visible.textContent)) {
       result.unrendered.push(snippet(el.textContent));
     } else if (/\\[A-Za-z]/.test(visible.textContent) && !el.querySelector(ERRORS)) {
@@ -313,8 +316,10 @@ def test_page(page_path, fresh_context, visitor, server, link_checker, screensho
         problems += _listed("undefined TeX command in rendered math", math["undefined"])
         problems += _listed("MathJax error", math["errors"])
         problems += _listed("raw TeX in the text", math["stray"])
-        if math["total"] and visit.mathjax == "absent":
-            problems.append(f"{math['total']} math elements but no MathJax on the page")
+        if math["total"] and visit.mathjax == "absent" and math["prerendered"] < math["total"]:
+            problems.append(f"{math['total']} math elements, no MathJax on the page and not all prerendered")
+        if math["prerendered"] and visit.mathjax != "absent":
+            problems.append("prerendered math, yet MathJax is loaded too")
 
         images = page.evaluate(_IMAGE_PROBE_JS)
         stats["images"] += images["total"]
