@@ -1,4 +1,8 @@
-"""Sphinx extension: serve MathJax from the built site instead of a CDN.
+"""Sphinx extension: serve MathJax from the built site instead of a CDN (the fallback).
+
+Formulas are normally typeset at build time (tools/prerender_math.py), and then no
+page loads MathJax and nothing of it is copied. Where Node.js is missing, the
+browser typesets them with the MathJax 2 this extension serves.
 
 The book must render its formulas when read offline (a downloaded copy of
 ``_build/html``, a classroom without internet). The pinned Python package

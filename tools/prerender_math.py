@@ -127,15 +127,16 @@ def prerender_site(outdir: Path, seen_file: Path) -> int:
     def replace_block(match: re.Match[str]) -> str:
         return match.group(1) + _TEX.sub(replace_tex, match.group(3)) + match.group(4)
 
-    for path, text in pages.items():
-        if 'class="math notranslate nohighlight"' not in text:
-            continue
-        text = _MATH.sub(replace_block, text)
-        text = _MATHJAX_SCRIPTS.sub("", text)
-        prefix = os.path.relpath(static, path.parent).replace(os.sep, "/")
-        link = f'<link rel="stylesheet" type="text/css" href="{prefix}/{CSS_NAME}" />'
-        text = text.replace("</head>", f"    {link}\n  </head>", 1)
-        path.write_text(text, encoding="utf-8")
+    for path, original in pages.items():
+        text = _MATHJAX_SCRIPTS.sub("", original)  # no page loads MathJax
+        if _MATH.search(text):
+            text = _MATH.sub(replace_block, text)
+            prefix = os.path.relpath(static, path.parent).replace(os.sep, "/")
+            link = f'<link rel="stylesheet" type="text/css" href="{prefix}/{CSS_NAME}" />'
+            if link not in text:
+                text = text.replace("</head>", f"    {link}\n  </head>", 1)
+        if text != original:
+            path.write_text(text, encoding="utf-8")
     return len(requests)
 
 

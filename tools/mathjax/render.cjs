@@ -17,8 +17,11 @@ process.stdin.on("end", () => {
   const requests = JSON.parse(input);
   require("mathjax").init({
     loader: { load: ["input/tex-full", "output/chtml", "adaptors/liteDOM", "a11y/assistive-mml"] },
-    tex: { formatError: (jax, err) => { throw err; } },
-    chtml: { fontURL },
+    // An unknown macro or a TeX error fails the build (noundefined would draw it in red).
+    tex: { packages: { "[-]": ["noundefined"] }, formatError: (jax, err) => { throw err; } },
+    // The browser version measures the page's x-height and scales to it; here we state it: the
+    // book's sans-serif text has an x-height about 1.2 times that of the TeX fonts.
+    chtml: { fontURL, scale: 1.2, mtextInheritFont: true },
     startup: { typeset: false },
   }).then((MathJax) => {
     const adaptor = MathJax.startup.adaptor;

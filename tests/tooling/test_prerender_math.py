@@ -1,0 +1,66 @@
+"""Build-time math (tools/prerender_math.py): TeX in, MathJax CommonHTML with MathML out, no script."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from sphinx.errors import ExtensionError
+
+from tools import prerender_math
+
+REASON = prerender_math.available()
+pytestmark = pytest.mark.skipif(
+    REASON is not None and os.environ.get("POSENC_PRERENDER_MATH") != "1",
+    reason=f"math cannot be prerendered here: {REASON}",
+)
+
+PAGE = """<html><head>
+<script type="text/x-mathjax-config">MathJax.Hub.Config({});</script>
+<script async="async" src="../_static/mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"></script>
+</head><body>
+<p>Let <span class="math notranslate nohighlight">\\(a &lt; b\\)</span> hold.</p>
+<div class="math notranslate nohighlight" id="equation-x">
+<span class="eqno">(1)</span>\\[
+\\sin(a + b) = \\sin a \\cos b + \\cos a \\sin b
+\\]</div>
+</body></html>"""
+
+
+def _site(tmp_path, body=PAGE):
+    (tmp_path / "_static").mkdir()
+    (tmp_path / "notebooks").mkdir()
+    page = tmp_path / "notebooks" / "page.html"
+    page.write_text(body)
+    (tmp_path / "plain.html").write_text("<html><head>\n" + PAGE.split("<head>")[1].split("</head>")[0] + "</head></html>")
+    return page
+
+
+def test_formulas_become_html_with_mathml_and_scripts_go(tmp_path):
+    page = _site(tmp_path)
+    assert prerender_math.prerender_site(tmp_path, tmp_path / "seen.json") == 2
+    text = page.read_text()
+    assert "MathJax.js" not in text and "x-mathjax-config" not in text
+    assert "\\(" not in text and "\\[" not in text
+    assert text.count("<mjx-container") == 2 and text.count("<mjx-assistive-mml") == 2
+    assert '<mo>&lt;</mo>' in text  # the escaped TeX was unescaped before rendering
+    assert 'display="true"' in text and '<span class="eqno">(1)</span>' in text
+    assert 'href="../_static/mathjax-chtml.css"' in text
+    assert "MathJax.js" not in (tmp_path / "plain.html").read_text()  # pages without math too
+    assert (tmp_path / "_static" / "mathjax-chtml.css").stat().st_size > 1000
+    assert any((tmp_path / "_static" / "mathjax-fonts").glob("*.woff"))
+
+
+def test_a_second_run_changes_nothing(tmp_path):
+    page = _site(tmp_path)
+    prerender_math.prerender_site(tmp_path, tmp_path / "seen.json")
+    first = page.read_text()
+    css = (tmp_path / "_static" / "mathjax-chtml.css").read_text()
+    assert prerender_math.prerender_site(tmp_path, tmp_path / "seen.json") == 0
+    assert page.read_text() == first and (tmp_path / "_static" / "mathjax-chtml.css").read_text() == css
+
+
+def test_tex_that_mathjax_cannot_typeset_fails_the_build(tmp_path):
+    _site(tmp_path, PAGE.replace("a &lt; b", "\\notamacro b"))
+    with pytest.raises(ExtensionError, match="notamacro"):
+        prerender_math.prerender_site(tmp_path, tmp_path / "seen.json")
