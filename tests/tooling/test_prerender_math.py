@@ -32,7 +32,8 @@ def _site(tmp_path, body=PAGE):
     (tmp_path / "notebooks").mkdir()
     page = tmp_path / "notebooks" / "page.html"
     page.write_text(body)
-    (tmp_path / "plain.html").write_text("<html><head>\n" + PAGE.split("<head>")[1].split("</head>")[0] + "</head></html>")
+    head = PAGE.split("<head>")[1].split("</head>")[0]  # the MathJax scripts, and no math
+    (tmp_path / "plain.html").write_text(f"<html><head>{head}</head></html>")
     return page
 
 
