@@ -44,7 +44,7 @@ def test_formulas_become_html_with_mathml_and_scripts_go(tmp_path):
     assert "MathJax.js" not in text and "x-mathjax-config" not in text
     assert "\\(" not in text and "\\[" not in text
     assert text.count("<mjx-container") == 2 and text.count("<mjx-assistive-mml") == 2
-    assert '<mo>&lt;</mo>' in text  # the escaped TeX was unescaped before rendering
+    assert "<mo>&lt;</mo>" in text  # the escaped TeX was unescaped before rendering
     assert 'display="true"' in text and '<span class="eqno">(1)</span>' in text
     assert 'href="../_static/mathjax-chtml.css"' in text
     assert "MathJax.js" not in (tmp_path / "plain.html").read_text()  # pages without math too
