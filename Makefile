@@ -74,18 +74,19 @@ $(PY):
 	$(BASE_PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Python >= 3.11 is required")'
 	$(BASE_PYTHON) -m venv --without-pip $(VENV)
 
-# MathJax for Node, which typesets the book's formulas at build time (tools/prerender_math.py).
+# Node packages (tools/node): MathJax typesets the formulas at build time (tools/prerender_math.py),
+# axe-core checks accessibility in the browser suite.
 # Without npm the book still builds, with MathJax 2 typesetting in the reader's browser.
-MATHJAX_STAMP := tools/mathjax/node_modules/.installed
-$(MATHJAX_STAMP): tools/mathjax/package.json tools/mathjax/package-lock.json
+NODE_STAMP := tools/node/node_modules/.installed
+$(NODE_STAMP): tools/node/package.json tools/node/package-lock.json
 	@if command -v npm >/dev/null 2>&1; then \
-	    npm ci --prefix tools/mathjax --no-audit --no-fund --loglevel=error && touch $@; \
+	    npm ci --prefix tools/node --no-audit --no-fund --loglevel=error && touch $@; \
 	else \
 	    echo "npm not found: formulas will be typeset in the browser; install Node.js to typeset them at build time"; \
 	fi
 
 $(STAMP): $(PY) requirements.txt requirements-dev.txt constraints.txt pyproject.toml tools/install_requirements.sh \
-          | $(MATHJAX_STAMP)
+          | $(NODE_STAMP)
 	PYTHON=$(BASE_PYTHON) tools/install_requirements.sh $(PY) requirements-dev.txt
 	# Build matplotlib's font cache now, so no notebook ever prints that it is doing so.
 	$(PY) -c 'import matplotlib.pyplot'

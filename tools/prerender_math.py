@@ -3,7 +3,7 @@
 Without it, MathJax 2 typesets a chapter in the reader's browser, one to two seconds
 after the page has loaded, moving the text around while it works (tools/offline_mathjax.py
 serves it). With it, the build hands every ``\\(...\\)`` and ``\\[...\\]`` that Sphinx wrote
-into the HTML to MathJax 3 running in Node.js (``tools/mathjax/render.cjs``, the pinned
+into the HTML to MathJax 3 running in Node.js (``tools/node/render.cjs``, the pinned
 npm package ``mathjax``), and writes back its CommonHTML output:
 
 - the formula is plain HTML and CSS when the page loads: no script, no layout shift;
@@ -12,7 +12,7 @@ npm package ``mathjax``), and writes back its CommonHTML output:
 - one stylesheet for the whole site (``_static/mathjax-chtml.css``) and MathJax's
   web fonts (``_static/mathjax-fonts/``), nothing else of MathJax.
 
-Node.js and ``npm ci`` in ``tools/mathjax`` (``make setup`` runs it when npm is there)
+Node.js and ``npm ci`` in ``tools/node`` (``make setup`` runs it when npm is there)
 make it possible. When they are missing the book falls back to MathJax 2 in the
 browser, with a note; ``POSENC_PRERENDER_MATH=1`` (set by CI) turns the fallback into
 an error.
@@ -35,8 +35,8 @@ from sphinx.util import logging
 
 LOGGER = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
-RENDERER = HERE / "mathjax" / "render.cjs"
-PACKAGE = HERE / "mathjax" / "node_modules" / "mathjax"
+RENDERER = HERE / "node" / "render.cjs"
+PACKAGE = HERE / "node" / "node_modules" / "mathjax"
 FONTS = PACKAGE / "es5" / "output" / "chtml" / "fonts" / "woff-v2"
 CSS_NAME = "mathjax-chtml.css"
 FONT_DIR = "mathjax-fonts"
@@ -56,7 +56,7 @@ def available() -> str | None:
     if shutil.which("node") is None:
         return "Node.js (node) is not installed"
     if not (PACKAGE / "package.json").exists():
-        return "MathJax is not installed in tools/mathjax (run: npm ci --prefix tools/mathjax)"
+        return "MathJax is not installed in tools/node (run: npm ci --prefix tools/node)"
     return None
 
 

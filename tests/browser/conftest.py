@@ -222,6 +222,21 @@ def fresh_context(browser, server):
     context.close()
 
 
+@pytest.fixture()
+def new_context(browser, server):
+    """A factory of contexts, ``new_context(mode)``, closed when the test ends."""
+    opened = []
+
+    def make(mode: str | None):
+        context = _new_context(browser, server, mode)
+        opened.append(context)
+        return context
+
+    yield make
+    for context in opened:
+        context.close()
+
+
 @pytest.fixture(scope="session")
 def light_context(browser, server):
     """A returning reader who chose light mode (shared by the interaction tests)."""
@@ -442,6 +457,8 @@ STATS: dict[str, int] = {
     "targets": 0,  # ... distinct targets among them
     "downloads": 0,  # .ipynb download buttons fetched
     "screenshots": 0,
+    "axe_pages": 0,  # pages through axe-core (test_accessibility)
+    "tabs_to_solution": 0,  # presses of Tab from the top of chapter 05 to its first solution
 }
 _START = time.monotonic()
 
@@ -463,7 +480,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if NO_BROWSER:
         terminalreporter.write_line(f"browser suite skipped: {NO_BROWSER}", yellow=True, bold=True)
         return
-    if not STATS["pages"] and not STATS["screenshots"]:
+    if not STATS["pages"] and not STATS["screenshots"] and not STATS["axe_pages"]:
         return
     terminalreporter.write_line(
         f"browser suite: checked {STATS['pages']} pages of {SITE} "
@@ -472,3 +489,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         + (f"{STATS['screenshots']} screenshots in {SCREENSHOTS}, " if SCREENSHOTS else "no screenshots, ")
         + f"{time.monotonic() - _START:.1f} s"
     )
+    if STATS["axe_pages"]:
+        terminalreporter.write_line(
+            f"accessibility: axe-core (WCAG 2.1 A/AA) on {STATS['axe_pages']} pages, light/closed and dark/opened; "
+            f"chapter 05's first solution after {STATS['tabs_to_solution']} presses of Tab"
+        )

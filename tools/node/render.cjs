@@ -6,7 +6,7 @@
 // results.json:  {"html": ["<mjx-container ...>", ...], "css": "...", "errors": [[index, message], ...]}
 //
 // Used by tools/prerender_math.py at build time; MathJax is the pinned npm package
-// next to this file (npm ci in tools/mathjax).
+// next to this file (npm ci in tools/node).
 "use strict";
 
 const fontURL = process.argv[2] || "mathjax-fonts";

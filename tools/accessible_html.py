@@ -1,0 +1,96 @@
+"""Sphinx extension: repair what the theme and extensions write that fails WCAG 2.1 AA.
+
+The browser suite runs axe-core on every page (tests/browser). What it found in the
+HTML that Jupyter Book 1 writes is fixed here, once, after the build:
+
+- a ``<summary>`` whose ``aria-label`` ("Toggle hidden content") hides its visible
+  text ("Show code cell source") loses the label, so its name is what it says;
+- the search button's ``aria-label`` ("Search") does not contain its visible text
+  ("Search Ctrl+K"): the visible text becomes its name;
+- the sidebar's expand buttons (an icon only) get a name: "Sections of <page>";
+- sphinx-exercise and sphinx-proof give every exercise, solution and theorem body
+  the same ``id`` (``exercise-content``, ...): each gets a unique one;
+- the bibliography marks its entries with the deprecated role ``doc-biblioentry``
+  inside a ``role="list"``: they become list items.
+
+What only exists once the page runs (sphinx-togglebutton's buttons, scrollable code
+blocks) is repaired by ``tools/static/accessibility.js``, and colours and focus
+rings by ``tools/static/accessibility.css``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import re
+from pathlib import Path
+
+from sphinx.application import Sphinx
+
+STATIC = Path(__file__).resolve().parent / "static"
+
+_TOGGLE_SUMMARY = '<summary aria-label="Toggle hidden content">'
+_SEARCH_BUTTON = re.compile(r'(<button class="btn search-button-field[^"]*"[^>]*?) aria-label="Search"')
+_SIDEBAR_TOGGLE = re.compile(
+    r'(<a class="[^"]*\breference internal[^"]*" href="[^"]*">((?:(?!</a>).)*)</a>)(<details[^>]*>)<summary>', re.S
+)
+_SHARED_IDS = re.compile(r'id="(exercise-content|solution-content|proof-content)"')
+_TAGS = re.compile(r"<[^>]+>")
+
+
+def _unique_ids(text: str) -> str:
+    counts: dict[str, int] = {}
+
+    def number(match: re.Match[str]) -> str:
+        name = match.group(1)
+        counts[name] = counts.get(name, 0) + 1
+        return f'id="{name}-{counts[name]}"'
+
+    return _SHARED_IDS.sub(number, text)
+
+
+def _sidebar_toggle(match: re.Match[str]) -> str:
+    title = html.unescape(_TAGS.sub("", match.group(2))).strip()
+    label = html.escape(f"Sections of {title}", quote=True)
+    return f'{match.group(1)}{match.group(3)}<summary aria-label="{label}">'
+
+
+def repair(text: str) -> str:
+    """The page's HTML with the repairs listed in the module docstring."""
+    text = text.replace(_TOGGLE_SUMMARY, "<summary>")
+    text = _SEARCH_BUTTON.sub(r"\1", text)
+    text = _SIDEBAR_TOGGLE.sub(_sidebar_toggle, text)
+    text = _unique_ids(text)
+    return text.replace('role="doc-biblioentry"', 'role="listitem"')
+
+
+def _build_finished(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    for path in Path(app.outdir).rglob("*.html"):
+        text = path.read_text(encoding="utf-8")
+        repaired = repair(text)
+        if repaired != text:
+            path.write_text(repaired, encoding="utf-8")
+
+
+def _static_digest() -> str:
+    """A digest of tools/static: Sphinx copies static files only when some page is rebuilt."""
+    digest = hashlib.sha256()
+    for path in sorted(STATIC.rglob("*")):
+        if path.is_file():
+            digest.update(path.name.encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def setup(app: Sphinx) -> dict[str, object]:
+    # A config value that changes with the stylesheets and scripts: editing them marks
+    # every page out of date, so an incremental build copies the new files.
+    app.add_config_value("accessible_html_static_digest", _static_digest(), "html")
+    if str(STATIC) not in app.config.html_static_path:
+        app.config.html_static_path = [*app.config.html_static_path, str(STATIC)]
+    app.add_css_file("accessibility.css")
+    app.add_js_file("accessibility.js", loading_method="defer")
+    app.connect("build-finished", _build_finished, priority=700)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

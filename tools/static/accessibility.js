@@ -1,0 +1,51 @@
+// WCAG 2.1 AA repairs for what exists only once the page runs (tools/accessible_html.py).
+// Runs after sphinx-togglebutton has added its buttons (both wait for DOMContentLoaded,
+// and this file is registered later).
+"use strict";
+document.addEventListener("DOMContentLoaded", () => {
+  // Every fold button was "Toggle hidden content"; name it after what it folds.
+  document.querySelectorAll("button.toggle-button").forEach((button) => {
+    const title = button.closest(".admonition-title");
+    const text = title ? title.textContent.replace(/\s+/g, " ").trim() : "";
+    button.setAttribute("aria-label", text ? `Show or hide: ${text}` : "Show or hide this block");
+  });
+
+  // A region that scrolls must be reachable from the keyboard (WCAG 2.1.1): give it a
+  // Tab stop, and only then, so formulas and short outputs stay out of the tab order.
+  // Folded content has no size until it opens and tables widen when fonts arrive, so
+  // the candidates are measured again whenever something may have changed a size.
+  const candidates = "pre, .cell_output, .output_area, .table-wrapper, .pst-scrollable-table-container, "
+    + "mjx-container[display='true']";
+  const scrollable = (el) => el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1;
+  // (The theme does the same once, at load, and gives every region it then finds
+  // unscrollable, folded ones included, tabindex -1.)
+  const mark = (el) => {
+    if (el.tabIndex < 0 && scrollable(el)) {
+      el.setAttribute("tabindex", "0");
+    }
+  };
+  // Measuring every candidate costs well under a millisecond, so any change that can
+  // alter a size (a fold opening, a font arriving, the window resizing) measures all.
+  const elements = Array.from(document.querySelectorAll(candidates));
+  let queued = false;
+  const markAll = () => {
+    if (!queued) {
+      queued = true;
+      window.requestAnimationFrame(() => {
+        queued = false;
+        elements.forEach(mark);
+      });
+    }
+  };
+  const observer = new ResizeObserver(markAll);
+  elements.forEach((el) => observer.observe(el));
+  // A fold that opens makes the article taller, even when the region in it keeps its box.
+  const article = document.querySelector("article") || document.body;
+  observer.observe(article);
+  document.addEventListener("toggle", markAll, true);
+  document.addEventListener("transitionend", markAll, true);
+  document.addEventListener("click", markAll);
+  window.addEventListener("load", markAll);
+  document.fonts.ready.then(markAll);
+  markAll();
+});
