@@ -8,6 +8,10 @@ that costs and prints every figure beside its budget with a pass/fail mark:
   included) and the kernel's peak resident memory;
 * the book: a clean build and a no-change rebuild, both ``-W -n``, into a
   scratch directory (the working tree's ``_build/html`` is not touched);
+* the website (``_build/html``, built first if absent): every page in Chromium
+  on a cold cache (``tools/page_metrics.py``): transfer (gzip), requests, first
+  paint, load, math done relative to load, layout shift; chapters also at 4x
+  CPU slowdown;
 * ``sinusoidal_encoding(65536, 1024, dtype=float32)`` and ``apply_rope`` on
   (8 heads, 4096 positions, 128 dims): time against the bare-numpy bound
   measured in the same run, as a ratio, and against a per-element Python loop
@@ -67,7 +71,7 @@ BUDGETS = {
     "widget_median_ms": 50.0,
     "widget_worst_ms": 100.0,
 }
-SECTIONS = ("chapters", "book", "helpers", "explorers", "lab", "lab-pattern")
+SECTIONS = ("chapters", "book", "site", "helpers", "explorers", "lab", "lab-pattern")
 DEFAULT_SKIP = {"lab-pattern"}  # minutes of training: run it with --only lab-pattern
 
 
@@ -155,6 +159,50 @@ def bench_book() -> list[Row]:
             start = time.perf_counter()
             subprocess.run(command, check=True, capture_output=True, cwd=ROOT)
             rows.append(Row("book", f"book: {label} (-W -n)", time.perf_counter() - start, "s", None))
+    return rows
+
+
+# ----------------------------------------------------------------------------- site
+def bench_site() -> list[Row]:
+    """Every page of the built site in Chromium, cold cache, at full speed and at 4x CPU slowdown."""
+    from tools.page_metrics import BUDGETS as SITE_BUDGETS
+    from tools.page_metrics import measure, site_pages
+
+    site = ROOT / "_build" / "html"
+    if not (site / "index.html").is_file():
+        jupyter_book = Path(sys.executable).with_name("jupyter-book")
+        subprocess.run([str(jupyter_book), "build", str(ROOT), "-W", "-n", "--keep-going"], check=True, cwd=ROOT)
+    sys.path.insert(0, str(ROOT / "tests" / "browser"))
+    from _browser import system_chromium
+    from _server import SiteServer
+    from playwright.sync_api import sync_playwright
+
+    rows = []
+    with SiteServer(site) as server, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=system_chromium())
+        for name in site_pages(site):
+            chapter = name.startswith("notebooks/")
+            for slowdown in (1.0, 4.0) if chapter else (1.0,):
+                m = measure(browser, server.url(name), name, cpu_slowdown=slowdown)
+                tag = f"{name.removeprefix('notebooks/').removesuffix('.html')}" + (" (4x CPU)" if slowdown > 1 else "")
+                if slowdown == 1.0:
+                    budget = SITE_BUDGETS["chapter_kb_gzip"] if chapter else None
+                    rows.append(Row("site", f"{tag}: transfer, gzip", m.kb_gzip, "KB", budget))
+                    rows.append(Row("site", f"{tag}: requests", m.requests, "", None))
+                rows.append(Row("site", f"{tag}: first paint", m.first_paint_ms, "ms", None))
+                rows.append(Row("site", f"{tag}: load event", m.load_ms, "ms", None))
+                if m.math_done_ms is not None:
+                    rows.append(
+                        Row(
+                            "site",
+                            f"{tag}: math done after load",
+                            m.math_after_load_ms,
+                            "ms",
+                            SITE_BUDGETS["math_after_load_ms"],
+                        )
+                    )
+                rows.append(Row("site", f"{tag}: layout shift (CLS)", m.cls, "", SITE_BUDGETS["cls"]))
+        browser.close()
     return rows
 
 
@@ -447,6 +495,7 @@ def main(argv: list[str] | None = None) -> int:
     runners = {
         "chapters": bench_chapters,
         "book": bench_book,
+        "site": bench_site,
         "helpers": bench_helpers,
         "explorers": bench_explorers,
         "lab": bench_lab,

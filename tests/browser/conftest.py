@@ -449,7 +449,7 @@ def link_checker(server) -> LinkChecker:
 
 # --------------------------------------------------------------------------- summary
 
-STATS: dict[str, int] = {
+STATS: dict[str, object] = {
     "pages": 0,  # pages through test_page
     "math": 0,  # math elements checked
     "images": 0,
@@ -489,6 +489,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         + (f"{STATS['screenshots']} screenshots in {SCREENSHOTS}, " if SCREENSHOTS else "no screenshots, ")
         + f"{time.monotonic() - _START:.1f} s"
     )
+    if STATS.get("heaviest"):
+        terminalreporter.write_line(
+            f"weight: heaviest chapter {STATS['heaviest']}; worst layout shift {STATS['worst_cls']:.3f}"
+        )
     if STATS["axe_pages"]:
         terminalreporter.write_line(
             f"accessibility: axe-core (WCAG 2.1 A/AA) on {STATS['axe_pages']} pages, light/closed and dark/opened; "

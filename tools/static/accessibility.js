@@ -28,11 +28,26 @@ document.addEventListener("DOMContentLoaded", () => {
   // alter a size (a fold opening, a font arriving, the window resizing) measures all.
   const elements = Array.from(document.querySelectorAll(candidates));
   let queued = false;
+  // An inline formula wider than its paragraph (a long one, on a phone) scrolls in
+  // place (layout.css, class math-too-wide) and so becomes such a region too.
+  const inlineMath = Array.from(document.querySelectorAll("span.math"));
+  const fitInline = (el) => {
+    const formula = el.querySelector("mjx-container");
+    const column = el.closest("p, li, dd, td, div");
+    if (formula && column) {
+      const wide = formula.getBoundingClientRect().width > column.clientWidth + 1;
+      el.classList.toggle("math-too-wide", wide);
+      if (wide) {
+        mark(el);
+      }
+    }
+  };
   const markAll = () => {
     if (!queued) {
       queued = true;
       window.requestAnimationFrame(() => {
         queued = false;
+        inlineMath.forEach(fitInline);
         elements.forEach(mark);
       });
     }
@@ -44,6 +59,7 @@ document.addEventListener("DOMContentLoaded", () => {
   observer.observe(article);
   document.addEventListener("toggle", markAll, true);
   document.addEventListener("transitionend", markAll, true);
+  window.addEventListener("resize", markAll);
   document.addEventListener("click", markAll);
   window.addEventListener("load", markAll);
   document.fonts.ready.then(markAll);

@@ -1,0 +1,139 @@
+"""Every chapter on a phone, on paper, and on the wire.
+
+- **Weight and speed** (``tools/page_metrics.py``, cold cache): each chapter's
+  transfer (gzip) within 700 KB, its formulas typeset no later than the load event,
+  its cumulative layout shift at most 0.05.
+- **Phones** (390 x 844 CSS px): no page is wider than the screen; a display
+  formula either fits its column or scrolls inside it (and then is a Tab stop), and
+  its equation number does not overlap it.
+- **Paper** (print media, from dark mode): dark text on white, code wrapped within
+  the page, no navigation.
+
+With screenshots on (``make test-browser``), every chapter is also saved at 390 px
+(``<chapter>-phone.png``) and chapter 05 printed to ``05_rotation_proof.pdf``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from _browser import REQUIRE_BROWSER, why_no_browser
+
+if REQUIRE_BROWSER and why_no_browser():
+    pytest.fail(why_no_browser(), pytrace=False)
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+from tools.page_metrics import BUDGETS, measure  # noqa: E402
+
+PHONE = {"width": 390, "height": 844}
+PRINTED_CHAPTER = "notebooks/05_rotation_proof.html"
+
+_PHONE_PROBE_JS = """
+() => {
+  const problems = [];
+  const width = document.documentElement.clientWidth;
+  if (document.documentElement.scrollWidth > width + 1) {
+    problems.push(`the page is ${document.documentElement.scrollWidth} px wide on a ${width} px screen`);
+  }
+  for (const block of document.querySelectorAll("div.math")) {
+    const formula = block.querySelector("mjx-container");
+    const label = (block.id || block.textContent.replace(/\\s+/g, " ").trim().slice(0, 40));
+    if (!formula) continue;
+    const overflowing = block.scrollWidth > block.clientWidth + 1;
+    const scrolls = ["auto", "scroll"].includes(getComputedStyle(block).overflowX);
+    if (overflowing && !scrolls) problems.push(`formula ${label} is cut off`);
+    if (overflowing && scrolls && block.tabIndex < 0) problems.push(`formula ${label} scrolls but has no Tab stop`);
+    const number = block.querySelector(".eqno");
+    if (number) {
+      const a = number.getBoundingClientRect();
+      const b = formula.getBoundingClientRect();
+      const overlap = Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1
+        && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1;
+      if (overlap) problems.push(`the number of formula ${label} overlaps it`);
+    }
+  }
+  return problems;
+}
+"""
+
+_PRINT_PROBE_JS = """
+() => {
+  const rgb = (c) => (c.match(/[\\d.]+/g) || [255, 255, 255]).slice(0, 3).map(Number);
+  const luminance = ([r, g, b]) => {
+    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  const text = luminance(rgb(getComputedStyle(document.querySelector("main p, article p") || document.body).color));
+  const bg = getComputedStyle(document.body).backgroundColor;
+  const paper = /rgba\\(0, 0, 0, 0\\)|transparent/.test(bg) ? 1 : luminance(rgb(bg));
+  const contrast = (Math.max(text, paper) + 0.05) / (Math.min(text, paper) + 0.05);
+  const cut = [...document.querySelectorAll("pre")].filter((pre) => pre.scrollWidth > pre.clientWidth + 1).length;
+  const nav = [...document.querySelectorAll(".bd-sidebar-primary, .bd-header")]
+    .filter((el) => getComputedStyle(el).display !== "none").length;
+  return { contrast, paper, cut, pres: document.querySelectorAll("pre").length, nav };
+}
+"""
+
+
+def _chapters(site_dir: Path) -> list[str]:
+    return sorted(p.relative_to(site_dir).as_posix() for p in (site_dir / "notebooks").glob("[0-9][0-9]_*.html"))
+
+
+def test_chapter_weight_and_speed(site_dir, browser, server, stats):
+    """Each chapter within the budgets, measured on a cold cache."""
+    problems = []
+    heaviest = None
+    for chapter in _chapters(site_dir):
+        metrics = measure(browser, server.url(chapter), chapter)
+        if heaviest is None or metrics.kb_gzip > heaviest.kb_gzip:
+            heaviest = metrics
+        stats["worst_cls"] = max(stats.get("worst_cls", 0.0), metrics.cls)
+        if metrics.kb_gzip > BUDGETS["chapter_kb_gzip"]:
+            problems.append(f"{chapter}: {metrics.kb_gzip:.0f} KB gzip (budget {BUDGETS['chapter_kb_gzip']:.0f})")
+        if metrics.math_after_load_ms > BUDGETS["math_after_load_ms"]:
+            problems.append(f"{chapter}: math done {metrics.math_after_load_ms:.0f} ms after the load event")
+        if metrics.cls > BUDGETS["cls"]:
+            problems.append(f"{chapter}: layout shift {metrics.cls:.3f} (budget {BUDGETS['cls']})")
+    assert heaviest is not None, "no chapter pages in the site"
+    stats["heaviest"] = f"{heaviest.page} {heaviest.kb_gzip:.0f} KB gzip"
+    assert not problems, "\n  ".join(problems)
+
+
+def test_chapters_fit_a_phone(site_dir, new_context, visitor, screenshot_dir):
+    """At 390 px nothing is wider than the screen and every formula fits or scrolls."""
+    problems = []
+    context = new_context("light")
+    context.pages  # noqa: B018 (the context is shared by the chapters below)
+    for chapter in _chapters(site_dir):
+        page, visit = visitor.open(context, chapter)
+        try:
+            page.set_viewport_size(PHONE)
+            page.wait_for_timeout(100)  # the scripts re-measure on resize
+            problems += [f"{chapter}: {p}" for p in page.evaluate(_PHONE_PROBE_JS)]
+            problems += [f"{chapter}: {p}" for p in visit.problems]
+            if screenshot_dir is not None:
+                page.screenshot(path=str(screenshot_dir / f"{Path(chapter).stem}-phone.png"), full_page=False)
+        finally:
+            page.close()
+    assert not problems, "\n  ".join(problems)
+
+
+def test_chapter_prints_light_with_code_inside_the_page(new_context, visitor, screenshot_dir):
+    """Printed from dark mode: dark text on white, code wrapped, no navigation."""
+    page, visit = visitor.open(new_context("dark"), PRINTED_CHAPTER)
+    try:
+        assert page.evaluate("() => document.documentElement.dataset.theme") == "dark"
+        page.emulate_media(media="print")
+        printed = page.evaluate(_PRINT_PROBE_JS)
+        if screenshot_dir is not None:
+            page.pdf(path=str(screenshot_dir / f"{Path(PRINTED_CHAPTER).stem}.pdf"), format="A4", print_background=True)
+    finally:
+        page.close()
+    assert printed["contrast"] >= 7, f"printed text contrast {printed['contrast']:.2f}:1 (want 7:1 or more)"
+    assert printed["paper"] > 0.9, "the printed page is not white"
+    assert printed["pres"] > 0 and printed["cut"] == 0, f"{printed['cut']} of {printed['pres']} code blocks cut off"
+    assert printed["nav"] == 0, "the navigation is printed"
+    assert not visit.problems, visit.problems

@@ -1,0 +1,150 @@
+"""tools/lean_site.py and tools/page_layout.py: each step on small inputs worked out by hand."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from PIL import Image
+
+from tools import lean_site, page_layout
+
+FA_CSS = (
+    "/*!\n * Font Awesome Free 6.5.2 by @fontawesome\n */"
+    '.fa{font-family:var(--fa-style-family,"Font Awesome 6 Free")}'
+    ".fa-lg{font-size:1.25em}"
+    "@keyframes fa-beat{0%,90%{transform:scale(1)}45%{transform:scale(var(--fa-beat-scale,1.25))}}"
+    '.fa-chevron-down:before{content:"\\f078"}'
+    '.fa-magnifying-glass:before,.fa-search:before{content:"\\f002"}'
+    '.fa-moon:before{content:"\\f186"}'
+    "@font-face{font-display:block;font-family:Font Awesome\\ 6 Free;font-weight:900;"
+    'src:url(../webfonts/fa-solid-900.woff2) format("woff2"),url(../webfonts/fa-solid-900.ttf) format("truetype")}'
+)
+
+
+def test_css_rules_keeps_blocks_whole():
+    rules = lean_site.css_rules(FA_CSS)
+    assert rules[0].startswith("/*!") and "Font Awesome Free" in rules[0]  # the licence header
+    assert rules[3].startswith("@keyframes fa-beat{") and rules[3].endswith("}}")
+    assert len(rules) == 8
+
+
+def test_icon_css_keeps_only_the_used_icons_and_everything_else():
+    css, codepoints = lean_site.subset_icon_css(FA_CSS, {"search", "lg", "solid"})
+    assert codepoints == {0xF002}  # "search" is an alias of magnifying-glass: the rule stays, whole
+    assert ".fa-magnifying-glass:before,.fa-search:before" in css
+    assert "fa-chevron-down" not in css and "fa-moon" not in css
+    for kept in ("Font Awesome Free 6.5.2", ".fa-lg{", "@keyframes fa-beat", "@font-face"):
+        assert kept in css
+
+
+def test_font_source_points_at_the_subset_woff():
+    css = lean_site._FONT_SRC.sub(r'src:url(../webfonts/\1.woff) format("woff")', FA_CSS)
+    assert 'src:url(../webfonts/fa-solid-900.woff) format("woff")}' in css
+    assert "woff2" not in css and ".ttf" not in css
+
+
+def test_head_loses_the_script_the_font_preloads_and_extra_viewports():
+    head = (
+        '<meta name="viewport" content="width=device-width, initial-scale=1.0" />'
+        '<meta name="viewport" content="width=device-width, initial-scale=1" />\n'
+        '  <link rel="preload" as="font" type="font/woff2" crossorigin '
+        'href="../_static/vendor/fontawesome/6.5.2/webfonts/fa-solid-900.woff2" />\n'
+        '  <script src="../_static/vendor/fontawesome/6.5.2/js/all.min.js?digest=abc"></script>\n'
+        '    <link rel="stylesheet" type="text/css" href="../_static/mathjax2.css?v=1" />\n'
+        '<link rel="stylesheet" type="text/css" href="../_static/mathjax-chtml.css" />\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1"/>'
+    )
+    out = lean_site.trim_head(head)
+    assert out.count('name="viewport"') == 1
+    assert "all.min.js" not in out and "preload" not in out
+    assert "mathjax2.css" not in out and "mathjax-chtml.css" in out
+    # without build-time math, MathJax 2's stylesheet stays
+    assert "mathjax2.css" in lean_site.trim_head('<link rel="stylesheet" type="text/css" href="mathjax2.css" />')
+
+
+def test_opaque_png_becomes_lossless_webp_without_alpha(tmp_path):
+    images = tmp_path / "_images"
+    images.mkdir()
+    # a figure with detail (a flat colour would be too small to convert usefully)
+    image = Image.effect_noise((64, 48), 40).convert("RGBA")
+    image.save(images / "fig.png")
+    figures = lean_site.convert_figures(tmp_path, tmp_path / "cache")
+    assert figures == {"fig": (".webp", 64, 48)}
+    assert not (images / "fig.png").exists()
+    with Image.open(images / "fig.webp") as webp:
+        assert webp.mode == "RGB"  # no alpha channel
+        assert webp.tobytes() == image.convert("RGB").tobytes()  # lossless
+
+
+def test_transparent_png_keeps_its_alpha(tmp_path):
+    images = tmp_path / "_images"
+    images.mkdir()
+    image = Image.effect_noise((64, 48), 40).convert("RGBA")
+    image.putalpha(128)
+    image.save(images / "see-through.png")
+    suffix, *_ = lean_site.convert_figures(tmp_path, tmp_path / "cache")["see-through"]
+    path = images / f"see-through{suffix}"
+    with Image.open(path) as out:
+        assert "A" in out.getbands()
+
+
+def test_images_get_size_link_and_new_source():
+    figures = {"abc": (".webp", 1200, 800)}
+    page = '<p><img alt="fig" class="x" src="../_images/abc.png" /></p><a href="y"><img src="../_images/abc.png"/></a>'
+    out = lean_site.rewrite_images(page, figures)
+    tags = re.findall(r"<img [^>]*>", out)
+    assert all('src="../_images/abc.webp"' in t and 'width="1200" height="800"' in t for t in tags)
+    # the first is wrapped in a link to the full-size figure; the second already is a link
+    assert out.count("figure-enlarge") == 1
+    assert '<a class="figure-enlarge" href="../_images/abc.webp"' in out
+    assert lean_site.rewrite_images(page, {}) == page
+
+
+def test_redirect_page_has_a_title_and_a_link():
+    page = lean_site.redirect_page("book/intro.html", "Positional <Encoding>", "About it")
+    assert "<title>Positional &lt;Encoding&gt;</title>" in page
+    assert '<a href="book/intro.html">' in page and 'url=book/intro.html"' in page
+    assert '<meta name="description" content="About it" />' in page
+
+
+@pytest.mark.parametrize(
+    ("css", "expected"),
+    [
+        ("html[data-theme=light]{--pst-color-text-base:#222832}", ["html[data-theme]{--pst-color-text-base:#222832}"]),
+        (
+            'html[data-theme="light"] .highlight .k{color:#a0f!important}',
+            ["html[data-theme] .highlight .k{color:#a0f!important}"],
+        ),
+        # dark rules, rules for both themes and unthemed rules are not the light theme's
+        ("html[data-theme=dark]{--x:1}html[data-theme=light] a,html[data-theme=dark] a{color:red}p{margin:0}", []),
+    ],
+)
+def test_print_stylesheet_restates_only_light_rules(css, expected):
+    assert page_layout.light_rules(css) == expected
+
+
+def test_print_stylesheet_is_print_only():
+    out = page_layout.print_light_css(["html[data-theme=light]{--a:1}", "html[data-theme=dark]{--a:2}"])
+    assert out.count("@media print {") == 1
+    assert "--a:1" in out and "--a:2" not in out
+
+
+def test_static_svg_gets_the_size_of_its_view_box(tmp_path):
+    (tmp_path / "logo.svg").write_text('<svg width="115.2pt" height="115.2pt" viewBox="0 0 115.2 57.6"></svg>')
+    page = '<img src="../_static/logo.svg" class="logo__image" alt="Home"/><img src="../_static/x.svg" width="3"/>'
+    out = lean_site.size_static_svgs(page, tmp_path)
+    assert out.startswith('<img src="../_static/logo.svg" width="115" height="58" class="logo__image"')
+    assert out.endswith('<img src="../_static/x.svg" width="3"/>')  # sized already: left alone
+
+
+def test_descriptions_lose_their_tex_and_relative_urls():
+    page = (
+        '<meta property="og:url" content="notebooks/05.html" />\n'
+        '<meta name="description" content="moves the encoding\\varphi tokens along, and\\mathrm{PE}(t)\\cdot\\..." />'
+    )
+    out = lean_site.describe_plainly(page)
+    assert "og:url" not in out
+    assert 'content="moves the encoding φ tokens along, and PE(t) ·..."' in out
+    absolute = '<meta property="og:url" content="https://example.org/a.html" />'
+    assert lean_site.describe_plainly(absolute) == absolute
