@@ -66,7 +66,7 @@ CASES = [
     (lambda: ph.apply_rope(np.array([["a"] * 8] * 4), 4), TypeError, ["x"]),
     (lambda: ph.scaled_rope_frequencies(8, method="linear", factor=0.0), ValueError, ["factor", "> 0"]),
     (lambda: ph.scaled_rope_frequencies(8, method="linear", factor=-2.0), ValueError, ["factor"]),
-    (lambda: ph.scaled_rope_frequencies(8, method="dynamic", factor=2.0), ValueError, ["method", "'yarn'"]),
+    (lambda: ph.scaled_rope_frequencies(8, method="ntk-by-parts", factor=2.0), ValueError, ["method", "'llama3'"]),
     (lambda: ph.scaled_rope_frequencies(8, method="yarn", factor=2.0), ValueError, ["original_max_len", "yarn"]),
     (
         lambda: ph.scaled_rope_frequencies(8, method="yarn", factor=2.0, original_max_len=0),
