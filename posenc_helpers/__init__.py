@@ -12,7 +12,7 @@ module                          idea
 :mod:`.sinusoidal`              sine-only and sine/cosine encodings, ``M(phi)``
 :mod:`.rope`                    rotary embeddings
 :mod:`.rope_analysis`           RoPE's matrix, layout permutation, decay bound
-:mod:`.long_context`            RoPE frequency rescaling (PI, NTK, YaRN)
+:mod:`.long_context`            RoPE frequency rescaling (PI, NTK, dynamic, YaRN, llama3, LongRoPE)
 :mod:`.alibi`                   linear attention biases
 :mod:`.relative`                T5 relative-position buckets
 :mod:`.learned`                 learned absolute tables, Shaw's clipped relative vectors
@@ -23,6 +23,7 @@ module                          idea
 :mod:`.checklist`               the six-property checklist, scored by code, and its n/a rules
 :mod:`.encoders`                every method as an encoder for the checklist
 :mod:`.offset_head`             the hand-built head that looks phi tokens back
+:mod:`.configs`                 a model's config.json explained: RoPE, rescaling, contexts, precision
 ==============================  ==========================================
 """
 
@@ -40,6 +41,7 @@ from .checklist import (
     score_encoding,
 )
 from .collisions import collision_scan
+from .configs import PositionReport, describe, shipped_configs
 from .encoders import method_encoders
 from .learned import (
     clipped_relative_positions,
@@ -114,4 +116,7 @@ __all__ = [
     "offset_head_closed_form",
     "offset_head_weights",
     "offset_head_profile",
+    "PositionReport",
+    "describe",
+    "shipped_configs",
 ]
