@@ -12,6 +12,7 @@ module                          idea
 :mod:`.sinusoidal`              sine-only and sine/cosine encodings, ``M(phi)``
 :mod:`.rope`                    rotary embeddings
 :mod:`.rope_analysis`           RoPE's matrix, layout permutation, decay bound
+:mod:`.rope_2d`                 RoPE with several position axes: 2-D axial RoPE, M-RoPE
 :mod:`.long_context`            RoPE frequency rescaling (PI, NTK, dynamic, YaRN, llama3, LongRoPE)
 :mod:`.alibi`                   linear attention biases
 :mod:`.relative`                T5 relative-position buckets
@@ -57,6 +58,7 @@ from .positions import integer_positions, normalized_positions
 from .precision import angle_errors, colliding_positions, rope_angles, round_to_bfloat16, round_to_precision
 from .relative import t5_relative_bucket
 from .rope import apply_rope, rope_frequencies
+from .rope_2d import axial_rope, multimodal_rope
 from .rope_analysis import rope_decay_bound, rope_layout_permutation, rope_rotation_matrix
 from .sinusoidal import (
     frequencies,
@@ -81,6 +83,8 @@ __all__ = [
     "rope_rotation_matrix",
     "rope_layout_permutation",
     "rope_decay_bound",
+    "axial_rope",
+    "multimodal_rope",
     "scaled_rope_frequencies",
     "unseen_angle_pairs",
     "round_to_bfloat16",
