@@ -103,6 +103,9 @@ class PositionReport:
         ``sliding_attention`` parameters).
     mrope_section : tuple of int or None
         Multimodal RoPE: how many pairs follow time, height and width.
+    nope_layers : tuple of int
+        Indices (from 0) of layers that apply no rotary embedding at all
+        (SmolLM3's ``no_rope_layers``); empty when every layer uses RoPE.
     notes : tuple of str
         Anything else worth saying about this config.
 
@@ -136,6 +139,7 @@ class PositionReport:
     layer_counts: dict[str, int] = field(default_factory=dict)
     local_base: float | None = None
     mrope_section: tuple[int, ...] | None = None
+    nope_layers: tuple[int, ...] = ()
     notes: tuple[str, ...] = ()
 
     def to_text(self) -> str:
@@ -185,7 +189,13 @@ class PositionReport:
         if self.sliding_window is not None:
             lines.append(f"- Sliding-window layers attend to the last {self.sliding_window} tokens.")
         if self.local_base is not None:
-            lines.append(f"- Sliding-window layers use RoPE base {self.local_base:g}, without rescaling.")
+            lines.append(f"- Local (sliding-window) layers use RoPE base {self.local_base:g}, without rescaling.")
+        if self.nope_layers:
+            listed = ", ".join(str(i) for i in self.nope_layers)
+            lines.append(
+                f"- {len(self.nope_layers)} layers use no position encoding at all (NoPE): layers {listed} "
+                "(counting from 0)."
+            )
         if self.mrope_section is not None:
             sections = ", ".join(str(n) for n in self.mrope_section)
             lines.append(f"- Multimodal RoPE: pairs split {sections} between time, height and width positions.")
@@ -316,7 +326,12 @@ def describe(config: Mapping[str, Any], *, name: str | None = None) -> PositionR
         ``qk_nope_head_dim`` for DeepSeek), ``partial_rotary_factor`` or
         ``rotary_pct``, ``max_position_embeddings``,
         ``original_max_position_embeddings``, ``sliding_window``,
-        ``layer_types``, ``rope_local_base_freq`` or ``local_rope_theta``.
+        ``layer_types`` (or Gemma 3's ``sliding_window_pattern``, ModernBERT's
+        ``global_attn_every_n_layers`` and ``local_attention``, with
+        ``num_hidden_layers``), ``rope_local_base_freq`` or
+        ``local_rope_theta``, ``no_rope_layers`` or ``no_rope_layer_interval``
+        (SmolLM3), and ``use_sliding_window`` (a ``sliding_window`` is ignored
+        when it is false, as in Qwen2).
     name : str, optional
         What to call the model; default the config's ``_name_or_path`` or
         ``model_type``.
@@ -332,8 +347,9 @@ def describe(config: Mapping[str, Any], *, name: str | None = None) -> PositionR
         If ``config`` is not a mapping, or a field is missing, of the wrong
         kind or out of range: the message names the field (for instance an
         unknown ``rope_type``, a ``head_dim`` or rotary width that is not
-        even, a missing ``rope_theta`` or ``max_position_embeddings``, or a
-        llama3 config without ``low_freq_factor``).
+        even, a missing ``rope_theta`` or ``max_position_embeddings``, a
+        llama3 config without ``low_freq_factor``, a layer pattern without
+        ``num_hidden_layers``, or a ``no_rope_layers`` entry other than 0 or 1).
 
     Notes
     -----
@@ -540,14 +556,11 @@ def describe(config: Mapping[str, Any], *, name: str | None = None) -> PositionR
     max_angle = float((extended - 1) * inv_freq.max())
 
     sliding_window = None
-    if cfg.get("sliding_window") is not None:
+    if cfg.get("sliding_window") is not None and cfg.get("use_sliding_window") is not False:
         sliding_window = _get_int(cfg, "sliding_window")
-    layer_types = cfg.get("layer_types")
-    layer_counts: dict[str, int] = {}
-    if layer_types is not None:
-        if isinstance(layer_types, (str, bytes)) or not isinstance(layer_types, Sequence):
-            raise TypeError(f"config field layer_types must be a list of strings, got {describe_value(layer_types)}")
-        layer_counts = dict(Counter(str(kind) for kind in layer_types))
+    layer_counts, layer_notes = _layer_pattern(cfg)
+    notes.extend(layer_notes)
+    nope_layers = _nope_layers(cfg)
     local_base = None
     if local_rope is not None and local_rope.get("rope_theta") is not None:
         local_base = _get_real(local_rope, "rope_theta", path="rope_parameters.sliding_attention.rope_theta")
@@ -580,8 +593,88 @@ def describe(config: Mapping[str, Any], *, name: str | None = None) -> PositionR
         layer_counts=layer_counts,
         local_base=local_base,
         mrope_section=mrope_section,
+        nope_layers=nope_layers,
         notes=tuple(notes),
     )
+
+
+def _layer_count(cfg: Mapping[str, Any], pattern_key: str) -> int:
+    if cfg.get("num_hidden_layers") is None:
+        raise ValueError(f"config field num_hidden_layers is missing: {pattern_key} needs the number of layers")
+    return _get_int(cfg, "num_hidden_layers")
+
+
+def _layer_pattern(cfg: Mapping[str, Any]) -> tuple[dict[str, int], list[str]]:
+    """How many layers of each attention kind, and notes on where that came from.
+
+    ``layer_types`` is read as it is; without it, Gemma 3's
+    ``sliding_window_pattern`` (layer ``i`` is global when ``(i + 1) % p == 0``)
+    and ModernBERT's ``global_attn_every_n_layers`` with ``local_attention``
+    (layer ``i`` is global when ``i % n == 0``; the others see
+    ``local_attention // 2`` tokens either side) are expanded over
+    ``num_hidden_layers``.
+    """
+    layer_types = cfg.get("layer_types")
+    if layer_types is not None:
+        if isinstance(layer_types, (str, bytes)) or not isinstance(layer_types, Sequence):
+            raise TypeError(f"config field layer_types must be a list of strings, got {describe_value(layer_types)}")
+        return dict(Counter(str(kind) for kind in layer_types)), []
+    pattern_key = _first_present(cfg, "sliding_window_pattern", "_sliding_window_pattern")
+    if pattern_key is not None:
+        period = _get_int(cfg, pattern_key)
+        layers = _layer_count(cfg, pattern_key)
+        full = layers // period
+        counts = {"sliding_attention": layers - full, "full_attention": full}
+        return {kind: count for kind, count in counts.items() if count}, [
+            f"Layer kinds from {pattern_key} {period}: every {_ordinal(period)} layer is full attention "
+            f"(layers {period - 1}, {2 * period - 1}, ... counting from 0)."
+        ]
+    if cfg.get("global_attn_every_n_layers") is not None:
+        every = _get_int(cfg, "global_attn_every_n_layers")
+        layers = _layer_count(cfg, "global_attn_every_n_layers")
+        full = -(-layers // every)  # layers 0, every, 2 * every, ...: ceil(layers / every)
+        counts = {"sliding_attention": layers - full, "full_attention": full}
+        notes = [
+            f"Layer kinds from global_attn_every_n_layers {every}: layers 0, {every}, {2 * every}, ... attend globally."
+        ]
+        if cfg.get("local_attention") is not None:
+            window = _get_int(cfg, "local_attention")
+            notes.append(
+                f"The other layers attend both ways, to tokens at most {window // 2} positions away "
+                f"(local_attention {window})."
+            )
+        return {kind: count for kind, count in counts.items() if count}, notes
+    return {}, []
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _nope_layers(cfg: Mapping[str, Any]) -> tuple[int, ...]:
+    """Indices (from 0) of layers without RoPE: SmolLM3's ``no_rope_layers`` or ``no_rope_layer_interval``.
+
+    In ``no_rope_layers`` a 1 marks a layer that uses RoPE and a 0 a NoPE
+    layer; without the list, ``no_rope_layer_interval`` ``k`` makes layer
+    ``i`` a NoPE layer when ``(i + 1) % k == 0``, as transformers'
+    ``SmolLM3Config`` does.
+    """
+    flags = cfg.get("no_rope_layers")
+    if flags is not None:
+        if isinstance(flags, (str, bytes)) or not isinstance(flags, Sequence):
+            raise TypeError(f"config field no_rope_layers must be a list of 0s and 1s, got {describe_value(flags)}")
+        for flag in flags:
+            if isinstance(flag, bool) or flag not in (0, 1):
+                raise ValueError(
+                    f"config field no_rope_layers must hold only 0 (NoPE) and 1 (RoPE), got {describe_value(flag)}"
+                )
+        return tuple(i for i, flag in enumerate(flags) if flag == 0)
+    if cfg.get("no_rope_layer_interval") is not None:
+        interval = _get_int(cfg, "no_rope_layer_interval")
+        layers = _layer_count(cfg, "no_rope_layer_interval")
+        return tuple(i for i in range(layers) if (i + 1) % interval == 0)
+    return ()
 
 
 def _yarn_mscale(factor: float, mscale: float) -> float:

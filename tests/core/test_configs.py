@@ -106,6 +106,107 @@ def test_deepseek_v3_rope_part_and_reference_rounding():
     assert report.attention_factor == pytest.approx(1.3689, abs=1e-4)
 
 
+def test_qwen25_yarn_block_by_hand():
+    # head_dim 3584 / 28 = 128, base 1e6, L = 32768, factor 4. HF's ramp ends, floored and ceiled:
+    # c(32) = 64 ln(32768 / (64 pi)) / ln 1e6 = 64 * 5.0937 / 13.8155 = 23.60 -> 23,
+    # c(1) = 64 ln(32768 / (2 pi)) / ln 1e6 = 64 * 8.5593 / 13.8155 = 39.65 -> 40.
+    report = describe(SHIPPED["qwen2.5-7b-instruct-yarn"]["config"])
+    c_fast = 64 * math.log(32768 / (64 * math.pi)) / math.log(1e6)
+    c_slow = 64 * math.log(32768 / (2 * math.pi)) / math.log(1e6)
+    assert (math.floor(c_fast), math.ceil(c_slow)) == (23, 40)
+    assert (report.head_dim, report.factor, report.trained_context, report.extended_context) == (
+        128,
+        4.0,
+        32768,
+        131072,
+    )
+    assert report.kept.tolist() == list(range(24))  # ramp 0 up to and including pair 23
+    assert report.interpolated.tolist() == list(range(40, 64))
+    assert report.attention_factor == pytest.approx(0.1 * math.log(4) + 1, rel=1e-15)
+    assert report.attention_factor == pytest.approx(1.1386, abs=1e-4)
+    assert report.inv_freq[63] == pytest.approx(1e6 ** (-63 / 64) / 4, rel=1e-13)
+
+
+def test_gemma3_4b_global_and_local_layers_by_hand():
+    # Global layers: base 1e6, head_dim 256, every pair divided by 8 (linear). Local layers: base 1e4, unscaled.
+    # 34 layers, every 6th global (layers 5, 11, 17, 23, 29): 5 global, 29 local.
+    report = describe(SHIPPED["gemma-3-4b"]["config"])
+    assert (report.head_dim, report.rotary_dim, report.base, report.local_base) == (256, 256, 1e6, 1e4)
+    assert report.layer_counts == {"sliding_attention": 29, "full_attention": 5}
+    assert (report.method, report.factor, report.trained_context) == ("linear", 8.0, None)
+    np.testing.assert_allclose(report.inv_freq, [1e6 ** (-i / 128) / 8 for i in range(128)], rtol=1e-13)
+    assert report.interpolated.size == 128 and report.kept.size == 0
+    # The fastest global pair turns 1/8 rad per token: at position 131071 that is 16383.875 rad, floor(log2) = 13,
+    # so float32 spacing 2**(13 - 23) and bfloat16 spacing 2**(13 - 7) = 64 rad.
+    assert report.max_angle == 131071 / 8
+    assert (report.float32_resolution, report.bfloat16_resolution) == (2.0**-10, 64.0)
+    # A local layer's slowest pair: 2 pi 1e4**(254/256) tokens, far beyond its 1024-token window.
+    local_slowest = 2 * math.pi * 1e4 ** (254 / 256)
+    assert local_slowest == pytest.approx(2 * math.pi / rope_frequencies(256, base=1e4)[-1], rel=1e-12)
+    assert local_slowest > 50 * report.sliding_window
+    text = str(report)
+    assert "29 sliding_attention, 5 full_attention" in text and "base 10000, without rescaling" in text
+
+
+def test_sliding_window_pattern_counts():
+    # 7 layers, pattern 3: layers 2 and 5 are global (the last, 6, is local).
+    config = {**_plain(), "num_hidden_layers": 7, "sliding_window_pattern": 3, "sliding_window": 4}
+    assert describe(config).layer_counts == {"sliding_attention": 5, "full_attention": 2}
+    assert describe({**config, "sliding_window_pattern": 8}).layer_counts == {"sliding_attention": 7}
+
+
+def test_modernbert_global_and_local_bases():
+    # 22 layers, global_attn_every_n_layers 3: layers 0, 3, ..., 21 are global, ceil(22 / 3) = 8 of them.
+    report = describe(SHIPPED["modernbert-base"]["config"])
+    assert (report.head_dim, report.base, report.local_base) == (64, 160000.0, 10000.0)
+    assert report.layer_counts == {"sliding_attention": 14, "full_attention": 8}
+    assert len(range(0, 22, 3)) == 8
+    np.testing.assert_allclose(report.inv_freq, [160000.0 ** (-i / 32) for i in range(32)], rtol=1e-13)
+    assert report.sliding_window is None  # an encoder's window is two-sided: reported in words
+    assert any("at most 64 positions away" in note for note in report.notes)
+
+
+def test_smollm3_nope_layers_from_interval_and_list():
+    # no_rope_layer_interval 4: layer i has no RoPE when (i + 1) % 4 == 0, i.e. 3, 7, ..., 35: 9 of 36 layers.
+    report = describe(SHIPPED["smollm3-3b"]["config"])
+    assert report.nope_layers == (3, 7, 11, 15, 19, 23, 27, 31, 35)
+    flags = [1, 1, 1, 0] * 9  # the explicit list form: 1 uses RoPE, 0 is NoPE
+    explicit = {k: v for k, v in SHIPPED["smollm3-3b"]["config"].items() if k != "no_rope_layer_interval"}
+    assert describe({**explicit, "no_rope_layers": flags}).nope_layers == report.nope_layers
+    assert (report.method, report.base, report.extended_context) == ("default", 5e6, 65536)
+    assert "9 layers use no position encoding" in str(report)
+    assert describe(_plain()).nope_layers == ()
+
+
+def test_gpt_neox_20b_partial_rotary_by_hand():
+    # head_dim 6144 / 64 = 96; int(96 * 0.25) = 24 rotated features, 12 pairs at 10000**(-2i / 24).
+    report = describe(SHIPPED["gpt-neox-20b"]["config"])
+    assert (report.head_dim, report.rotary_dim, report.trained_context) == (96, 24, 2048)
+    np.testing.assert_allclose(report.inv_freq, [10000.0 ** (-i / 12) for i in range(12)], rtol=1e-13)
+    assert describe(SHIPPED["pythia-6.9b"]["config"]).rotary_dim == 32
+
+
+def test_unused_sliding_window_is_ignored():
+    # Qwen2 configs carry sliding_window with use_sliding_window false: no layer slides.
+    assert describe({**_plain(), "sliding_window": 16, "use_sliding_window": False}).sliding_window is None
+    assert describe({**_plain(), "sliding_window": 16}).sliding_window == 16
+
+
+def test_longrope_attention_factor_by_hand():
+    # Phi-3's rule: sqrt(1 + ln(s) / ln(L)) with s = 131072 / 4096 = 32 and L = 4096: ln 32 / ln 4096 = 5 / 12.
+    config = {
+        "hidden_size": 16,
+        "num_attention_heads": 2,
+        "rope_theta": 10000.0,
+        "max_position_embeddings": 131072,
+        "original_max_position_embeddings": 4096,
+        "rope_scaling": {"type": "longrope", "short_factor": [1.0] * 4, "long_factor": [1.0, 1.5, 2.0, 3.0]},
+    }
+    report = describe(config)
+    assert math.log(32) / math.log(4096) == pytest.approx(5 / 12, rel=1e-15)
+    assert report.attention_factor == pytest.approx(math.sqrt(1 + math.log(32) / math.log(4096)), rel=1e-14)
+
+
 def test_old_type_key_and_v5_rope_parameters_agree():
     old = {**_plain(max_len=4096), "rope_scaling": {"type": "linear", "factor": 4.0}}
     new = {
@@ -302,5 +403,22 @@ BAD_INPUT_CASES = [
         ["original_max_position_embeddings"],
     ),
     (lambda: ph.describe(_plain(), name=3), TypeError, ["name", "string"]),
+    (
+        lambda: ph.describe({**_plain(), "sliding_window_pattern": 6}),
+        ValueError,
+        ["num_hidden_layers", "sliding_window_pattern"],
+    ),
+    (
+        lambda: ph.describe({**_plain(), "num_hidden_layers": 6, "global_attn_every_n_layers": 0}),
+        ValueError,
+        ["global_attn_every_n_layers", ">= 1"],
+    ),
+    (lambda: ph.describe({**_plain(), "no_rope_layers": [1, 2]}), ValueError, ["no_rope_layers", "0 (NoPE)"]),
+    (lambda: ph.describe({**_plain(), "no_rope_layers": "1101"}), TypeError, ["no_rope_layers", "list"]),
+    (
+        lambda: ph.describe({**_plain(), "no_rope_layer_interval": 4}),
+        ValueError,
+        ["num_hidden_layers", "no_rope_layer_interval"],
+    ),
     (lambda: ph.shipped_configs()["no-such-model"], KeyError, ["no-such-model"]),
 ]
