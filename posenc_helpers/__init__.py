@@ -12,7 +12,8 @@ module                          idea
 :mod:`.sinusoidal`              sine-only and sine/cosine encodings, ``M(phi)``
 :mod:`.rope`                    rotary embeddings
 :mod:`.rope_analysis`           RoPE's matrix, layout permutation, decay bound
-:mod:`.long_context`            RoPE frequency rescaling (PI, NTK, YaRN)
+:mod:`.rope_2d`                 RoPE with several position axes: 2-D axial RoPE, M-RoPE
+:mod:`.long_context`            RoPE frequency rescaling (PI, NTK, dynamic, YaRN, llama3, LongRoPE)
 :mod:`.alibi`                   linear attention biases
 :mod:`.relative`                T5 relative-position buckets
 :mod:`.learned`                 learned absolute tables, Shaw's clipped relative vectors
@@ -23,6 +24,7 @@ module                          idea
 :mod:`.checklist`               the six-property checklist, scored by code, and its n/a rules
 :mod:`.encoders`                every method as an encoder for the checklist
 :mod:`.offset_head`             the hand-built head that looks phi tokens back
+:mod:`.configs`                 a model's config.json explained: RoPE, rescaling, contexts, precision
 ==============================  ==========================================
 """
 
@@ -40,6 +42,7 @@ from .checklist import (
     score_encoding,
 )
 from .collisions import collision_scan
+from .configs import PositionReport, describe, shipped_configs
 from .encoders import method_encoders
 from .learned import (
     clipped_relative_positions,
@@ -55,6 +58,7 @@ from .positions import integer_positions, normalized_positions
 from .precision import angle_errors, colliding_positions, rope_angles, round_to_bfloat16, round_to_precision
 from .relative import t5_relative_bucket
 from .rope import apply_rope, rope_frequencies
+from .rope_2d import axial_rope, multimodal_rope
 from .rope_analysis import rope_decay_bound, rope_layout_permutation, rope_rotation_matrix
 from .sinusoidal import (
     frequencies,
@@ -79,6 +83,8 @@ __all__ = [
     "rope_rotation_matrix",
     "rope_layout_permutation",
     "rope_decay_bound",
+    "axial_rope",
+    "multimodal_rope",
     "scaled_rope_frequencies",
     "unseen_angle_pairs",
     "round_to_bfloat16",
@@ -114,4 +120,7 @@ __all__ = [
     "offset_head_closed_form",
     "offset_head_weights",
     "offset_head_profile",
+    "PositionReport",
+    "describe",
+    "shipped_configs",
 ]

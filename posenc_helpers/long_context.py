@@ -1,9 +1,10 @@
 """Frequency rescaling that lets RoPE run past the context it was trained on.
 
-Three methods are implemented, all returning ``(inv_freq, attention_factor)``
+Six methods are implemented, all returning ``(inv_freq, attention_factor)``
 for :func:`~posenc_helpers.apply_rope` (``inv_freq``) and for the logits
 (multiply queries and keys by ``attention_factor``, as the YaRN reference code
-does through its cached cos/sin tables):
+does through its cached cos/sin tables). The names are the ``rope_type``
+strings of Hugging Face ``transformers`` configs where one exists.
 
 ``"linear"``  (position interpolation, Chen et al. 2023)
     every frequency divided by the scale ``s``: positions ``0 .. s*L`` are
@@ -11,24 +12,40 @@ does through its cached cos/sin tables):
 ``"ntk"``  (NTK-aware scaling, bloc97 2023)
     the base is raised to ``base * s**(d / (d - 2))``: the fastest pair is
     unchanged and the slowest pair is slowed by exactly ``s``.
+``"dynamic"``  (dynamic NTK, emozilla 2023; Hugging Face ``"dynamic"``)
+    NTK-aware scaling recomputed for the current length ``n``: nothing changes
+    up to the trained length ``L``; past it the base becomes
+    ``base * (s*n/L - (s - 1))**(d / (d - 2))``.
 ``"yarn"``  (Peng et al., ICLR 2024)
     pairs that turn many times within the original context keep their
     frequency, pairs that turn less than once are interpolated by ``s``, with a
     linear ramp over the pair index in between; logits are scaled by
     ``0.1 * ln(s) + 1``.
+``"llama3"``  (Llama 3.1, Grattafiori et al. 2024)
+    the same idea with the bands set by wavelength: pairs whose wavelength is
+    shorter than ``L / high_freq_factor`` are kept, pairs longer than
+    ``L / low_freq_factor`` are divided by ``s``, and in between the frequency
+    is blended smoothly in ``L / wavelength``. Logits are not rescaled.
+``"longrope"``  (Ding et al. 2024; Phi-3)
+    one searched factor per pair: ``short_factor`` up to the trained length,
+    ``long_factor`` beyond it, each dividing that pair's frequency; logits are
+    scaled by ``sqrt(1 + ln(s) / ln(L))``.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ._validation import (
+    as_real_array,
     check_choice,
     check_count,
     check_even_width,
+    check_finite,
     check_positive_frequencies,
     check_positive_real,
 )
@@ -36,7 +53,18 @@ from .rope import rope_frequencies
 
 __all__ = ["scaled_rope_frequencies", "unseen_angle_pairs"]
 
-SCALING_METHODS = ("linear", "ntk", "yarn")
+SCALING_METHODS = ("linear", "ntk", "dynamic", "yarn", "llama3", "longrope")
+
+# Which keyword arguments each method cannot do without (factor is special for
+# "longrope": an explicit attention_factor makes it unnecessary).
+_REQUIRED = {
+    "linear": ("factor",),
+    "ntk": ("factor",),
+    "dynamic": ("factor", "original_max_len"),
+    "yarn": ("factor", "original_max_len"),
+    "llama3": ("factor", "original_max_len", "low_freq_factor", "high_freq_factor"),
+    "longrope": ("original_max_len", "short_factor", "long_factor"),
+}
 
 
 def _yarn_correction_dim(rotations: float, head_dim: int, base: float, original_max_len: int) -> float:
@@ -48,37 +76,135 @@ def _yarn_attention_factor(factor: float) -> float:
     return 1.0 if factor <= 1.0 else 0.1 * math.log(factor) + 1.0
 
 
+def _check_pair_factors(values: Any, name: str, pairs: int) -> np.ndarray:
+    """One rescaling factor per frequency pair: a 1-D array of ``pairs`` finite numbers ``> 0``."""
+    array = as_real_array(values, name).astype(np.float64)
+    if array.shape != (pairs,):
+        raise ValueError(
+            f"{name} must be a 1-D list of head_dim // 2 = {pairs} factors (one per frequency pair), "
+            f"got shape {array.shape}"
+        )
+    check_finite(array, name)
+    if np.any(array <= 0):
+        bad = int(np.flatnonzero(array <= 0)[0])
+        raise ValueError(f"{name} must hold factors > 0; entry {bad} is {array[bad]!r}")
+    return array
+
+
+def _yarn(
+    original: np.ndarray,
+    head_dim: int,
+    base: float,
+    factor: float,
+    original_max_len: int,
+    beta_fast: float,
+    beta_slow: float,
+    truncate: bool,
+) -> np.ndarray:
+    low = _yarn_correction_dim(beta_fast, head_dim, base, original_max_len)
+    high = _yarn_correction_dim(beta_slow, head_dim, base, original_max_len)
+    if truncate:  # the reference code rounds the ramp's ends outwards to whole pair indices
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, head_dim - 1)
+    span = (high - low) if high != low else 0.001
+    pair_index = np.arange(head_dim // 2, dtype=np.float64)
+    ramp = np.clip((pair_index - low) / span, 0.0, 1.0)
+    return original * (1.0 - ramp) + (original / factor) * ramp
+
+
+def _llama3(
+    original: np.ndarray, factor: float, original_max_len: int, low_freq_factor: float, high_freq_factor: float
+) -> np.ndarray:
+    wavelength = 2.0 * math.pi / original
+    longest_kept = original_max_len / high_freq_factor  # shorter wavelengths: kept
+    shortest_divided = original_max_len / low_freq_factor  # longer wavelengths: divided by factor
+    # Between the two edges, blend in L / wavelength (the turns a pair makes in the trained context):
+    smooth = (original_max_len / wavelength - low_freq_factor) / (high_freq_factor - low_freq_factor)
+    blended = (1.0 - smooth) * original / factor + smooth * original
+    return np.where(
+        wavelength < longest_kept,
+        original,
+        np.where(wavelength > shortest_divided, original / factor, blended),
+    )
+
+
+def _dynamic_ntk(head_dim: int, base: float, factor: float, original_max_len: int, seq_len: int) -> np.ndarray:
+    if seq_len <= original_max_len or head_dim == 2:
+        return rope_frequencies(head_dim, base=base)  # (a single pair is the fastest: never rescaled)
+    new_base = base * (factor * seq_len / original_max_len - (factor - 1.0)) ** (head_dim / (head_dim - 2))
+    return rope_frequencies(head_dim, base=new_base)
+
+
+def _longrope(head_dim: int, base: float, pair_factors: np.ndarray) -> np.ndarray:
+    exponent = np.arange(0, head_dim, 2, dtype=np.float64) / head_dim
+    return 1.0 / (pair_factors * base**exponent)
+
+
+def _longrope_attention_factor(factor: float, original_max_len: int) -> float:
+    return 1.0 if factor <= 1.0 else math.sqrt(1.0 + math.log(factor) / math.log(original_max_len))
+
+
 def scaled_rope_frequencies(
     head_dim: int,
     *,
     base: float = 10000.0,
     method: str,
-    factor: float,
+    factor: float | None = None,
     original_max_len: int | None = None,
     beta_fast: float = 32,
     beta_slow: float = 1,
+    truncate: bool = True,
+    low_freq_factor: float | None = None,
+    high_freq_factor: float | None = None,
+    seq_len: int | None = None,
+    short_factor: ArrayLike | None = None,
+    long_factor: ArrayLike | None = None,
+    attention_factor: float | None = None,
 ) -> tuple[np.ndarray, float]:
     """RoPE frequencies rescaled for a context ``factor`` times longer.
 
     Parameters
     ----------
     head_dim : int
-        Width of one attention head; a positive even integer.
+        Width of the rotated part of one attention head (the head width, or
+        the rotary width of a partially rotary model); a positive even integer.
     base : float, optional
         RoPE base of the original model, ``> 0``. Default 10000.
-    method : {"linear", "ntk", "yarn"}
+    method : {"linear", "ntk", "dynamic", "yarn", "llama3", "longrope"}
         The rescaling rule (see the module docstring).
-    factor : float
+    factor : float, optional
         The scale ``s > 0``: new context length over original context length.
+        Required by every method except ``"longrope"``, which uses it only for
+        its attention factor (give ``max_position_embeddings /
+        original_max_position_embeddings`` there, as Hugging Face derives it
+        for Phi-3 configs that state no factor).
     original_max_len : int, optional
-        Context length ``L`` the model was trained on. Required for ``"yarn"``
-        (it decides which pairs are kept and which interpolated); validated but
-        unused by the other methods.
+        Context length ``L`` the model was trained on, ``>= 1``. Required for
+        ``"dynamic"``, ``"yarn"``, ``"llama3"`` and ``"longrope"``; validated
+        but unused by ``"linear"`` and ``"ntk"``.
     beta_fast, beta_slow : float, optional
         YaRN's ramp bounds in rotations per original context (defaults 32 and
         1, as in the paper): pairs that rotate at least ``beta_fast`` times keep
         their frequency, pairs that rotate at most ``beta_slow`` times are
         interpolated. ``beta_fast > beta_slow > 0``.
+    truncate : bool, optional
+        YaRN only: round the ramp's ends outwards to whole pair indices, as the
+        reference code does (default True). gpt-oss configs set it False.
+    low_freq_factor, high_freq_factor : float, optional
+        ``"llama3"`` only (and required there), ``0 < low < high``: wavelengths
+        above ``L / low_freq_factor`` are divided by ``factor``, wavelengths
+        below ``L / high_freq_factor`` are kept. Llama 3.1 uses 1 and 4.
+    seq_len : int, optional
+        The current sequence length ``n >= 1``, for ``"dynamic"`` (the base is
+        rescaled only when ``n > L``) and ``"longrope"`` (``long_factor`` when
+        ``n > L``, else ``short_factor``). ``None`` means a sequence no longer
+        than ``L``, which is what Hugging Face assumes when it builds the model.
+    short_factor, long_factor : array_like, optional
+        ``"longrope"`` only (and required there): one factor ``> 0`` per pair,
+        ``head_dim // 2`` of each; pair ``i``'s frequency is divided by its factor.
+    attention_factor : float, optional
+        For ``"yarn"`` and ``"longrope"``: the logit scale to use instead of the
+        method's default formula, ``> 0``.
 
     Returns
     -------
@@ -86,18 +212,28 @@ def scaled_rope_frequencies(
         Shape ``(head_dim // 2,)``, the frequencies to pass to
         :func:`~posenc_helpers.apply_rope` as ``inv_freq``.
     attention_factor : float
-        ``1.0`` for ``"linear"`` and ``"ntk"``; ``0.1 * ln(s) + 1`` for
-        ``"yarn"`` when ``s > 1`` (and 1.0 when ``s <= 1``).
+        ``1.0`` for ``"linear"``, ``"ntk"``, ``"dynamic"`` and ``"llama3"``;
+        ``0.1 * ln(s) + 1`` for ``"yarn"`` and ``sqrt(1 + ln(s) / ln(L))`` for
+        ``"longrope"`` when ``s > 1`` (1.0 when ``s <= 1``), unless given.
 
     Raises
     ------
     TypeError, ValueError
         For an invalid ``head_dim`` or ``base``, an unknown ``method``, a
-        ``factor`` that is not ``> 0``, ``"yarn"`` without a positive integer
-        ``original_max_len``, or ``beta_fast <= beta_slow``.
+        parameter the method requires that is missing (the message names it),
+        a ``factor`` that is not ``> 0``, ``beta_fast <= beta_slow``,
+        ``high_freq_factor <= low_freq_factor``, pair factors of the wrong
+        length or not ``> 0``, or an ``attention_factor`` for a method that has
+        none.
 
     Notes
     -----
+    The formulas are those of Hugging Face ``transformers``
+    (``src/transformers/modeling_rope_utils.py``: ``_compute_yarn_parameters``,
+    ``_compute_llama3_parameters``, ``_compute_dynamic_ntk_parameters``,
+    ``_compute_longrope_parameters``) for the same parameter values, computed
+    in float64 rather than float32.
+
     YaRN follows the reference implementation of Peng et al.: the correction
     range is ``floor(c(beta_fast)), ceil(c(beta_slow))`` with
     ``c(r) = head_dim * ln(L / (2 pi r)) / (2 ln base)``, clamped to
@@ -105,14 +241,28 @@ def scaled_rope_frequencies(
     over the pair index ``i`` blends the original frequency (ramp 0) into the
     interpolated one (ramp 1).
 
+    Llama 3 blends with ``smooth = (L / lambda_i - low) / (high - low)``:
+    ``theta'_i = (1 - smooth) * theta_i / s + smooth * theta_i`` for
+    ``L / high <= lambda_i <= L / low``, so the blend meets both bands.
+
     References
     ----------
     .. [1] S. Chen, S. Wong, L. Chen, Y. Tian, "Extending Context Window of Large
        Language Models via Positional Interpolation", arXiv:2306.15595, 2023.
     .. [2] bloc97, "NTK-Aware Scaled RoPE allows LLaMA models to have extended
-       (8k+) context size without any fine-tuning", 2023 (online post).
+       (8k+) context size without any fine-tuning", 2023 (online post);
+       emozilla, "Dynamically Scaled RoPE further increases performance of long
+       context LLaMA with zero fine-tuning", 2023 (online post).
     .. [3] B. Peng, J. Quesnelle, H. Fan, E. Shippole, "YaRN: Efficient Context
        Window Extension of Large Language Models", ICLR 2024 (arXiv:2309.00071).
+    .. [4] A. Grattafiori et al., "The Llama 3 Herd of Models", arXiv:2407.21783,
+       2024; Meta, llama-models, ``models/llama3/reference_impl/model.py``
+       (``apply_scaling``).
+    .. [5] Y. Ding, L. L. Zhang, C. Zhang, Y. Xu, N. Shang, J. Xu, F. Yang,
+       M. Yang, "LongRoPE: Extending LLM Context Window Beyond 2 Million
+       Tokens", ICML 2024 (arXiv:2402.13753).
+    .. [6] Hugging Face, transformers, ``src/transformers/modeling_rope_utils.py``
+       (the ``rope_type`` implementations).
 
     Examples
     --------
@@ -127,11 +277,44 @@ def scaled_rope_frequencies(
     ...     128, method="yarn", factor=16.0, original_max_len=4096)
     >>> round(attn, 4)
     1.2773
+
+    Llama 3.1: the fastest pair is kept, the slowest divided by 8.
+
+    >>> inv, attn = scaled_rope_frequencies(128, base=500000.0, method="llama3", factor=8.0,
+    ...     original_max_len=8192, low_freq_factor=1.0, high_freq_factor=4.0)
+    >>> original = rope_frequencies(128, base=500000.0)
+    >>> bool(inv[0] == original[0]), bool(np.isclose(inv[-1], original[-1] / 8)), attn
+    (True, True, 1.0)
+
+    Dynamic NTK changes nothing until the sequence outgrows the trained length:
+
+    >>> same, _ = scaled_rope_frequencies(8, method="dynamic", factor=2.0, original_max_len=16, seq_len=16)
+    >>> bool(np.array_equal(same, rope_frequencies(8)))
+    True
+
+    LongRoPE divides each pair by its own factor (long ones past ``L``):
+
+    >>> inv, attn = scaled_rope_frequencies(4, method="longrope", factor=32.0, original_max_len=4096,
+    ...     short_factor=[1.0, 1.0], long_factor=[1.0, 4.0], seq_len=5000)
+    >>> inv, round(attn, 4)
+    (array([1.    , 0.0025]), 1.1902)
     """
     head_dim = check_even_width(head_dim, "head_dim")
     base = check_positive_real(base, "base")
     method = check_choice(method, "method", SCALING_METHODS)
-    factor = check_positive_real(factor, "factor")
+    given = {
+        "factor": factor,
+        "original_max_len": original_max_len,
+        "low_freq_factor": low_freq_factor,
+        "high_freq_factor": high_freq_factor,
+        "short_factor": short_factor,
+        "long_factor": long_factor,
+    }
+    for name in _REQUIRED[method]:
+        if given[name] is None:
+            raise ValueError(f"{name} is required for method={method!r}: {_WHAT[name]}")
+    if factor is not None:
+        factor = check_positive_real(factor, "factor")
     if original_max_len is not None:
         original_max_len = check_count(original_max_len, "original_max_len", minimum=1)
     beta_fast = check_positive_real(beta_fast, "beta_fast")
@@ -141,27 +324,74 @@ def scaled_rope_frequencies(
             f"beta_fast must be greater than beta_slow (rotations per original context), "
             f"got beta_fast={beta_fast!r}, beta_slow={beta_slow!r}"
         )
+    if not isinstance(truncate, (bool, np.bool_)):
+        raise TypeError(f"truncate must be True or False, got {type(truncate).__name__} {truncate!r}")
+    if low_freq_factor is not None:
+        low_freq_factor = check_positive_real(low_freq_factor, "low_freq_factor")
+    if high_freq_factor is not None:
+        high_freq_factor = check_positive_real(high_freq_factor, "high_freq_factor")
+    if low_freq_factor is not None and high_freq_factor is not None and high_freq_factor <= low_freq_factor:
+        raise ValueError(
+            f"high_freq_factor must be greater than low_freq_factor (the kept band lies above the divided one), "
+            f"got high_freq_factor={high_freq_factor!r}, low_freq_factor={low_freq_factor!r}"
+        )
+    if seq_len is not None:
+        seq_len = check_count(seq_len, "seq_len", minimum=1)
+    pairs = head_dim // 2
+    short = None if short_factor is None else _check_pair_factors(short_factor, "short_factor", pairs)
+    long = None if long_factor is None else _check_pair_factors(long_factor, "long_factor", pairs)
+    if attention_factor is not None:
+        if method not in ("yarn", "longrope"):
+            raise ValueError(
+                f"attention_factor applies only to method='yarn' or 'longrope' "
+                f"(method={method!r} leaves the logits unscaled), got attention_factor={attention_factor!r}"
+            )
+        attention_factor = check_positive_real(attention_factor, "attention_factor")
+    if method == "longrope" and factor is None and attention_factor is None:
+        raise ValueError(
+            "factor is required for method='longrope' unless attention_factor is given: pass "
+            "max_position_embeddings / original_max_len (how Hugging Face derives it when a config has none)"
+        )
+    if method == "longrope" and attention_factor is None and original_max_len == 1:
+        raise ValueError("original_max_len must be >= 2 for the LongRoPE attention factor sqrt(1 + ln s / ln L)")
 
     original = rope_frequencies(head_dim, base=base)
     if method == "linear":
+        assert factor is not None
         return original / factor, 1.0
     if method == "ntk":
+        assert factor is not None
         ntk_base = base * factor ** (head_dim / (head_dim - 2)) if head_dim > 2 else base
         return rope_frequencies(head_dim, base=ntk_base), 1.0
+    assert original_max_len is not None
+    if method == "dynamic":
+        assert factor is not None
+        length = original_max_len if seq_len is None else seq_len
+        return _dynamic_ntk(head_dim, base, factor, original_max_len, length), 1.0
+    if method == "yarn":
+        assert factor is not None
+        inv_freq = _yarn(original, head_dim, base, factor, original_max_len, beta_fast, beta_slow, bool(truncate))
+        return inv_freq, _yarn_attention_factor(factor) if attention_factor is None else attention_factor
+    if method == "llama3":
+        assert factor is not None and low_freq_factor is not None and high_freq_factor is not None
+        return _llama3(original, factor, original_max_len, low_freq_factor, high_freq_factor), 1.0
+    assert short is not None and long is not None
+    beyond = seq_len is not None and seq_len > original_max_len
+    inv_freq = _longrope(head_dim, base, long if beyond else short)
+    if attention_factor is None:
+        assert factor is not None
+        attention_factor = _longrope_attention_factor(factor, original_max_len)
+    return inv_freq, attention_factor
 
-    if original_max_len is None:
-        raise ValueError(
-            "original_max_len is required for method='yarn': give the context length "
-            "(a positive integer) the model was trained on"
-        )
-    low = math.floor(_yarn_correction_dim(beta_fast, head_dim, base, original_max_len))
-    high = math.ceil(_yarn_correction_dim(beta_slow, head_dim, base, original_max_len))
-    low, high = max(low, 0), min(high, head_dim - 1)
-    span = (high - low) if high != low else 0.001
-    pair_index = np.arange(head_dim // 2, dtype=np.float64)
-    ramp = np.clip((pair_index - low) / span, 0.0, 1.0)
-    inv_freq = original * (1.0 - ramp) + (original / factor) * ramp
-    return inv_freq, _yarn_attention_factor(factor)
+
+_WHAT = {
+    "factor": "give the scale s > 0 (new context length over the trained one)",
+    "original_max_len": "give the context length (a positive integer) the model was trained on",
+    "low_freq_factor": "give the Llama 3 band edge L / low_freq_factor beyond which pairs are divided (1 in Llama 3.1)",
+    "high_freq_factor": "give the Llama 3 band edge L / high_freq_factor below which pairs are kept (4 in Llama 3.1)",
+    "short_factor": "give one LongRoPE factor per frequency pair for sequences up to original_max_len",
+    "long_factor": "give one LongRoPE factor per frequency pair for sequences beyond original_max_len",
+}
 
 
 def unseen_angle_pairs(

@@ -83,12 +83,12 @@ def rope_frequencies(head_dim: int, *, base: float = 10000.0) -> np.ndarray:
     return geometric_frequencies(head_dim, base)
 
 
-def _check_inv_freq(inv_freq: Any, head_dim: int) -> np.ndarray:
+def _check_inv_freq(inv_freq: Any, rotary_dim: int) -> np.ndarray:
     array = as_real_array(inv_freq, "inv_freq").astype(np.float64)
-    if array.shape != (head_dim // 2,):
+    if array.shape != (rotary_dim // 2,):
         raise ValueError(
-            f"inv_freq must be 1-D with head_dim // 2 = {head_dim // 2} entries "
-            f"(one per feature pair), got shape {array.shape}"
+            f"inv_freq must be 1-D with rotary_dim // 2 = {rotary_dim // 2} entries "
+            f"(one per rotated feature pair; rotary_dim is head_dim unless given), got shape {array.shape}"
         )
     check_finite(array, "inv_freq")
     return array
@@ -101,6 +101,7 @@ def apply_rope(
     base: float = 10000.0,
     layout: str = "interleaved",
     inv_freq: ArrayLike | None = None,
+    rotary_dim: int | None = None,
 ) -> np.ndarray:
     """Rotate the feature pairs of queries or keys by their positions.
 
@@ -112,6 +113,12 @@ def apply_rope(
 
     where ``(a, b) = (x[2i], x[2i+1])`` for ``layout="interleaved"`` and
     ``(x[i], x[i + head_dim/2])`` for ``layout="half"``.
+
+    With ``rotary_dim = r < head_dim`` (partial rotary: GPT-NeoX's
+    ``rotary_pct``, Hugging Face's ``partial_rotary_factor``) only the first
+    ``r`` features are rotated, with ``theta_i = base**(-2i / r)`` over
+    ``r``, and pairs formed within them (``(x[i], x[i + r/2])`` for
+    ``"half"``); features ``r .. head_dim-1`` pass through unchanged.
 
     Parameters
     ----------
@@ -128,8 +135,11 @@ def apply_rope(
         Which features form a pair, see above. Default ``"interleaved"``.
     inv_freq : array_like, optional
         Frequencies to use instead of :func:`rope_frequencies`, shape
-        ``(head_dim // 2,)``; for instance the output of
+        ``(rotary_dim // 2,)``; for instance the output of
         :func:`~posenc_helpers.scaled_rope_frequencies`.
+    rotary_dim : int, optional
+        How many leading features to rotate: an even integer with
+        ``0 < rotary_dim <= head_dim``. Default ``None``: all of them.
 
     Returns
     -------
@@ -142,7 +152,8 @@ def apply_rope(
     TypeError, ValueError
         If ``x`` is not a real array of at least two dimensions with an even
         last axis, ``positions`` is not 1-D, finite and of length ``seq``,
-        ``base <= 0``, ``layout`` is unknown or ``inv_freq`` has the wrong shape.
+        ``base <= 0``, ``layout`` is unknown, ``rotary_dim`` is not an even
+        integer in ``1 .. head_dim`` or ``inv_freq`` has the wrong shape.
 
     See Also
     --------
@@ -153,7 +164,10 @@ def apply_rope(
     .. [1] J. Su et al., "RoFormer: Enhanced Transformer with Rotary Position
        Embedding", Neurocomputing 568, 2024 (arXiv:2104.09864), equation (34).
     .. [2] S. Black et al., "GPT-NeoX-20B: An Open-Source Autoregressive Language
-       Model", 2022 (the half-split pairing).
+       Model", 2022 (the half-split pairing, and partial rotary: ``rotary_pct``).
+    .. [3] Hugging Face, transformers, ``models/gpt_neox/modeling_gpt_neox.py``
+       (``rotary_ndims``: rotate ``x[..., :rotary_ndims]``, pass the rest) and
+       ``modeling_rope_utils.py`` (``dim = head_dim * partial_rotary_factor``).
 
     Examples
     --------
@@ -172,6 +186,14 @@ def apply_rope(
     >>> s2 = apply_rope(q[None], [103.0])[0] @ apply_rope(k[None], [100.0])[0]
     >>> bool(np.isclose(s1, s2))
     True
+
+    Partial rotary: the last features are left as they are.
+
+    >>> out = apply_rope(np.ones((3, 8)), 3, rotary_dim=4)
+    >>> out[:, 4:]
+    array([[1., 1., 1., 1.],
+           [1., 1., 1., 1.],
+           [1., 1., 1., 1.]])
     """
     array = as_real_array(x, "x")
     if array.ndim < 2:
@@ -187,20 +209,29 @@ def apply_rope(
         )
     base = check_positive_real(base, "base")
     layout = check_choice(layout, "layout", ROPE_LAYOUTS)
-    theta = geometric_frequencies(head_dim, base) if inv_freq is None else _check_inv_freq(inv_freq, head_dim)
+    if rotary_dim is None:
+        rotary_dim = head_dim
+    else:
+        rotary_dim = check_even_width(rotary_dim, "rotary_dim")
+        if rotary_dim > head_dim:
+            raise ValueError(
+                f"rotary_dim must be a positive even integer <= head_dim (x.shape[-1] = {head_dim}), got {rotary_dim}"
+            )
+    theta = geometric_frequencies(rotary_dim, base) if inv_freq is None else _check_inv_freq(inv_freq, rotary_dim)
     out_dtype = array.dtype if np.issubdtype(array.dtype, np.floating) else np.float64
     work = np.asarray(array, dtype=np.float64)
     check_finite(work, "x")
 
     angles = t[:, None] * theta[None, :]  # angles[m, i] = m * theta_i, float64
     cos, sin = np.cos(angles), np.sin(angles)
-    half = head_dim // 2
+    half = rotary_dim // 2
     if layout == "interleaved":  # pair i is (x[2i], x[2i + 1])
-        first_of_pair, second_of_pair = slice(0, None, 2), slice(1, None, 2)
-    else:  # pair i is (x[i], x[i + head_dim/2])
-        first_of_pair, second_of_pair = slice(0, half), slice(half, None)
+        first_of_pair, second_of_pair = slice(0, rotary_dim, 2), slice(1, rotary_dim, 2)
+    else:  # pair i is (x[i], x[i + rotary_dim/2])
+        first_of_pair, second_of_pair = slice(0, half), slice(half, rotary_dim)
     a, b = work[..., first_of_pair], work[..., second_of_pair]
     out = np.empty(work.shape, dtype=np.float64)
+    out[..., rotary_dim:] = work[..., rotary_dim:]  # features past rotary_dim pass through
     first, second = out[..., first_of_pair], out[..., second_of_pair]
     np.multiply(a, cos, out=first)
     first -= b * sin  # a' = a cos - b sin

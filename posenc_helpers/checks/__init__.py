@@ -26,6 +26,7 @@ from .ch08_alibi import check_alibi_head_bias, check_alibi_slopes
 from .ch09_long_context import check_first_interpolated_collision, check_rescaled_frequencies
 from .ch10_comparison import check_alibi_weight_factor, check_offset_keys
 from .ch11_train_short_test_long import check_length_jumps, check_unseen_pairs
+from .ch12_positions_in_practice import check_axial_query, check_llama3_frequencies, check_position_ids
 
 __all__ = [
     "CheckFailed",
@@ -55,4 +56,7 @@ __all__ = [
     "check_alibi_weight_factor",
     "check_length_jumps",
     "check_unseen_pairs",
+    "check_position_ids",
+    "check_llama3_frequencies",
+    "check_axial_query",
 ]

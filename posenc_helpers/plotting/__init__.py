@@ -23,6 +23,7 @@ from .ch11_train_short_test_long import (
     plot_pair_norms,
     plot_position_losses,
 )
+from .ch12_positions_in_practice import plot_report_wavelengths
 
 __all__ = [
     "OKABE_ITO",
@@ -60,4 +61,5 @@ __all__ = [
     "plot_length_curves",
     "plot_position_losses",
     "plot_pair_norms",
+    "plot_report_wavelengths",
 ]

@@ -18,6 +18,7 @@ from .ch08_alibi import AlibiExplorer
 from .ch09_long_context import RopeScalingExplorer
 from .ch10_comparison import OffsetHeadExplorer
 from .ch11_train_short_test_long import LengthExplorer
+from .ch12_positions_in_practice import RopeBaseExplorer
 
 __all__ = [
     "FigureExplorer",
@@ -32,4 +33,5 @@ __all__ = [
     "RopeScalingExplorer",
     "OffsetHeadExplorer",
     "LengthExplorer",
+    "RopeBaseExplorer",
 ]

@@ -123,3 +123,66 @@ def test_yarn_ramp_by_hand():
     ramp = (i - 20) / (46 - 20)
     assert inv[i] == pytest.approx(original[i] * (1 - ramp) + original[i] / 16 * ramp, rel=1e-14)
     assert attn == pytest.approx(0.1 * math.log(16) + 1, rel=1e-15)
+
+
+# Partial rotary (GPT-NeoX rotary_pct, Hugging Face partial_rotary_factor).
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_partial_rotary_passes_the_rest_through_bit_identical(layout, dtype):
+    x = np.random.default_rng(1).normal(size=(2, 5, 12)).astype(dtype)
+    out = apply_rope(x, np.arange(5) * 37.0, layout=layout, rotary_dim=4)
+    assert out.dtype == dtype
+    np.testing.assert_array_equal(out[..., 4:], x[..., 4:])
+    assert not np.allclose(out[..., 1:, :4], x[..., 1:, :4])  # the first four did turn
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
+def test_rotary_dim_equal_to_head_dim_is_the_full_rotation(layout):
+    x = np.random.default_rng(2).normal(size=(6, 8))
+    np.testing.assert_array_equal(apply_rope(x, 6, layout=layout, rotary_dim=8), apply_rope(x, 6, layout=layout))
+
+
+def test_partial_rotary_by_hand():
+    # rotary_dim 4 of 6 features: theta over the rotary width, 10000**(-2i/4) = 1, 0.01; t = 2.
+    t = 2.0
+    half = apply_rope(np.array([[1.0, 0.0, 0.0, 0.0, 5.0, 6.0]]), [t], layout="half", rotary_dim=4)[0]
+    # half layout within the rotated part: pairs (x0, x2) and (x1, x3)
+    np.testing.assert_allclose(half, [math.cos(2.0), 0.0, math.sin(2.0), 0.0, 5.0, 6.0], atol=1e-15)
+    inter = apply_rope(np.array([[1.0, 0.0, 1.0, 0.0, 7.0, 8.0]]), [t], rotary_dim=4)[0]
+    np.testing.assert_allclose(
+        inter, [math.cos(2.0), math.sin(2.0), math.cos(0.02), math.sin(0.02), 7.0, 8.0], atol=1e-15
+    )
+
+
+def test_partial_rotary_frequencies_use_the_rotary_width():
+    # Pythia-like: head_dim 64, rotary_pct 0.25 -> rotary_dim 16, theta_i = 10000**(-2i/16) = 10000**(-i/8).
+    # Pair i = 1 alone (half layout: features 1 and 9) at t = 3 turns by 3 * 10000**(-1/8) = 3 * 0.31623 = 0.94868.
+    x = np.zeros((1, 64))
+    x[0, 1] = 1.0
+    out = apply_rope(x, [3.0], layout="half", rotary_dim=16)[0]
+    angle = 3 * 10000 ** (-1 / 8)
+    assert angle == pytest.approx(0.94868, abs=1e-5)
+    assert out[1] == pytest.approx(math.cos(angle), abs=1e-15)
+    assert out[9] == pytest.approx(math.sin(angle), abs=1e-15)
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
+def test_partial_rotary_scores_depend_on_the_offset_only(layout):
+    rng = np.random.default_rng(3)
+    q, k = rng.normal(size=(2, 1, 10))
+    for shift in (0.0, 17.0, 1000.0):
+        s = (
+            apply_rope(q, [5.0 + shift], layout=layout, rotary_dim=6)[0]
+            @ apply_rope(k, [2.0 + shift], layout=layout, rotary_dim=6)[0]
+        )
+        if shift == 0.0:
+            reference = s
+        assert s == pytest.approx(reference, rel=1e-12)
+
+
+def test_partial_rotary_with_explicit_frequencies():
+    x = np.array([[1.0, 0.0, 4.0, 4.0]])
+    out = apply_rope(x, [2.0], inv_freq=[0.5], rotary_dim=2)[0]
+    np.testing.assert_allclose(out, [math.cos(1.0), math.sin(1.0), 4.0, 4.0], atol=1e-15)

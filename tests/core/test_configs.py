@@ -1,0 +1,424 @@
+"""describe(): a model config's position story, against values worked out by hand."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+import posenc_helpers as ph
+from posenc_helpers import configs, describe, rope_frequencies, shipped_configs
+
+SHIPPED = shipped_configs()
+
+
+@pytest.mark.parametrize("key", sorted(SHIPPED))
+def test_every_shipped_config_describes(key):
+    entry = SHIPPED[key]
+    assert entry["config_url"].startswith("https://huggingface.co/") and entry["config_url"].endswith("config.json")
+    assert entry["read_on"] == "2026-11-23" and entry["source"]
+    report = describe(entry["config"], name=entry["name"])
+    assert report.inv_freq.shape == (report.rotary_dim // 2,)
+    assert np.all(np.isfinite(report.inv_freq)) and np.all(report.inv_freq > 0)
+    assert report.kept.size + report.in_between.size + report.interpolated.size == report.rotary_dim // 2
+    text = str(report)
+    assert text.startswith(entry["name"]) and "float32" in text and "bfloat16" in text
+
+
+def test_llama31_report_by_hand():
+    report = describe(SHIPPED["llama-3.1-8b"]["config"])
+    # head_dim = 4096 / 32 = 128; the band edges 8192 / 4 = 2048 and 8192 / 1 = 8192 tokens put pairs 0..28 below
+    # 2048 (kept), 35..63 above 8192 (divided by 8) and 29..34 between (see test_scaling_recipes for the arithmetic).
+    assert (report.head_dim, report.rotary_dim, report.base) == (128, 128, 500000.0)
+    assert (report.method, report.factor, report.trained_context, report.extended_context) == (
+        "llama3",
+        8.0,
+        8192,
+        131072,
+    )
+    assert report.kept.tolist() == list(range(29))
+    assert report.in_between.tolist() == list(range(29, 35))
+    assert report.interpolated.tolist() == list(range(35, 64))
+    assert report.attention_factor == 1.0
+    assert report.inv_freq[63] == pytest.approx(500000.0 ** (-63 / 64) / 8, rel=1e-14)
+    assert report.wavelengths[0] == pytest.approx(2 * math.pi, rel=1e-15)
+
+
+def test_llama31_angle_resolution_by_hand():
+    # Last position 131071, fastest pair 1 rad/token: angle 131071 = 2**17 - 1, so floor(log2) = 16.
+    # float32 has 24 significant bits: spacing 2**(16 - 23) = 2**-7 = 0.0078125 rad.
+    # bfloat16 has 8: spacing 2**(16 - 7) = 2**9 = 512 rad (about 81 turns).
+    report = describe(SHIPPED["llama-3.1-8b"]["config"])
+    assert report.max_angle == 131071.0
+    assert report.float32_resolution == 2.0**-7
+    assert report.bfloat16_resolution == 512.0
+
+
+def test_bfloat16_spacing_against_rounding():
+    # A second method: for numbers bfloat16 holds exactly (8 significant bits), the next one up is x + spacing
+    # and nothing lies between (x + 0.4 spacing rounds back to x), using the package's own rounding.
+    for x in (1.0, 3.0, 255.0, 256.0, 255.0 * 512):  # 255 * 512 = 130560: floor(log2) = 16, spacing 512
+        spacing = 2.0 ** (math.floor(math.log2(x)) - 7)
+        assert float(ph.round_to_bfloat16(x)) == x
+        assert float(ph.round_to_bfloat16(x + spacing)) == x + spacing
+        assert float(ph.round_to_bfloat16(x + 0.4 * spacing)) == x
+        assert describe(_plain(max_len=int(x) + 1)).bfloat16_resolution == spacing
+
+
+def _plain(**overrides):
+    config = {"rope_theta": 10000.0, "head_dim": 8, "max_position_embeddings": 64}
+    max_len = overrides.pop("max_len", None)
+    if max_len is not None:
+        config["max_position_embeddings"] = max_len
+    config.update(overrides)
+    return config
+
+
+def test_gpt_oss_yarn_without_truncation():
+    # head_dim 64, base 150000, L = 4096: ramp from c(32) = 32 ln(4096 / (64 pi)) / ln 150000 = 32 * 3.0142 / 11.918
+    # = 8.093 to c(1) = 32 ln(4096 / (2 pi)) / ln 150000 = 32 * 6.4799 / 11.918 = 17.398, unrounded:
+    # pairs 0..8 kept, 18..31 divided by 32, 9..17 blended; attention factor 0.1 ln 32 + 1 = 1.3466.
+    report = describe(SHIPPED["gpt-oss-120b"]["config"])
+    assert report.kept.tolist() == list(range(9))
+    assert report.interpolated.tolist() == list(range(18, 32))
+    assert report.in_between.tolist() == list(range(9, 18))
+    assert report.attention_factor == pytest.approx(0.1 * math.log(32) + 1, rel=1e-15)
+    assert report.attention_factor == pytest.approx(1.3466, abs=1e-4)
+    assert report.layer_counts == {"sliding_attention": 18, "full_attention": 18}
+    assert report.sliding_window == 128
+    low = 32 * math.log(4096 / (64 * math.pi)) / math.log(150000)
+    ramp = (12 - low) / (32 * math.log(4096 / (2 * math.pi)) / math.log(150000) - low)
+    theta = 150000.0 ** (-12 / 32)
+    assert report.inv_freq[12] == pytest.approx(theta * (1 - ramp) + theta / 32 * ramp, rel=1e-13)
+
+
+def test_deepseek_v3_rope_part_and_reference_rounding():
+    report = describe(SHIPPED["deepseek-v3"]["config"])
+    assert (report.head_dim, report.rotary_dim, report.extended_context) == (192, 64, 163840)
+    # DeepSeek's reference rounds the ramp ends; HF floors/ceils. Here both give 10 and 23:
+    # c(32) = 64 ln(4096 / (64 pi)) / (2 ln 1e4) = 10.47, c(1) = 64 ln(4096 / (2 pi)) / (2 ln 1e4) = 22.51.
+    c_fast = 64 * math.log(4096 / (64 * math.pi)) / (2 * math.log(10000))
+    c_slow = 64 * math.log(4096 / (2 * math.pi)) / (2 * math.log(10000))
+    assert (round(c_fast), round(c_slow)) == (math.floor(c_fast), math.ceil(c_slow)) == (10, 23)
+    assert report.kept.tolist() == list(range(11))
+    assert report.interpolated.tolist() == list(range(23, 32))
+    # logits scaled by (0.1 ln 40 + 1)**2 in DeepSeek's MLA: queries and keys each by 0.1 ln 40 + 1 = 1.3689
+    assert report.attention_factor == pytest.approx(1.3689, abs=1e-4)
+
+
+def test_qwen25_yarn_block_by_hand():
+    # head_dim 3584 / 28 = 128, base 1e6, L = 32768, factor 4. HF's ramp ends, floored and ceiled:
+    # c(32) = 64 ln(32768 / (64 pi)) / ln 1e6 = 64 * 5.0937 / 13.8155 = 23.60 -> 23,
+    # c(1) = 64 ln(32768 / (2 pi)) / ln 1e6 = 64 * 8.5593 / 13.8155 = 39.65 -> 40.
+    report = describe(SHIPPED["qwen2.5-7b-instruct-yarn"]["config"])
+    c_fast = 64 * math.log(32768 / (64 * math.pi)) / math.log(1e6)
+    c_slow = 64 * math.log(32768 / (2 * math.pi)) / math.log(1e6)
+    assert (math.floor(c_fast), math.ceil(c_slow)) == (23, 40)
+    assert (report.head_dim, report.factor, report.trained_context, report.extended_context) == (
+        128,
+        4.0,
+        32768,
+        131072,
+    )
+    assert report.kept.tolist() == list(range(24))  # ramp 0 up to and including pair 23
+    assert report.interpolated.tolist() == list(range(40, 64))
+    assert report.attention_factor == pytest.approx(0.1 * math.log(4) + 1, rel=1e-15)
+    assert report.attention_factor == pytest.approx(1.1386, abs=1e-4)
+    assert report.inv_freq[63] == pytest.approx(1e6 ** (-63 / 64) / 4, rel=1e-13)
+
+
+def test_gemma3_4b_global_and_local_layers_by_hand():
+    # Global layers: base 1e6, head_dim 256, every pair divided by 8 (linear). Local layers: base 1e4, unscaled.
+    # 34 layers, every 6th global (layers 5, 11, 17, 23, 29): 5 global, 29 local.
+    report = describe(SHIPPED["gemma-3-4b"]["config"])
+    assert (report.head_dim, report.rotary_dim, report.base, report.local_base) == (256, 256, 1e6, 1e4)
+    assert report.layer_counts == {"sliding_attention": 29, "full_attention": 5}
+    assert (report.method, report.factor, report.trained_context) == ("linear", 8.0, None)
+    np.testing.assert_allclose(report.inv_freq, [1e6 ** (-i / 128) / 8 for i in range(128)], rtol=1e-13)
+    assert report.interpolated.size == 128 and report.kept.size == 0
+    # The fastest global pair turns 1/8 rad per token: at position 131071 that is 16383.875 rad, floor(log2) = 13,
+    # so float32 spacing 2**(13 - 23) and bfloat16 spacing 2**(13 - 7) = 64 rad.
+    assert report.max_angle == 131071 / 8
+    assert (report.float32_resolution, report.bfloat16_resolution) == (2.0**-10, 64.0)
+    # A local layer's slowest pair: 2 pi 1e4**(254/256) tokens, far beyond its 1024-token window.
+    local_slowest = 2 * math.pi * 1e4 ** (254 / 256)
+    assert local_slowest == pytest.approx(2 * math.pi / rope_frequencies(256, base=1e4)[-1], rel=1e-12)
+    assert local_slowest > 50 * report.sliding_window
+    text = str(report)
+    assert "29 sliding_attention, 5 full_attention" in text and "base 10000, without rescaling" in text
+
+
+def test_sliding_window_pattern_counts():
+    # 7 layers, pattern 3: layers 2 and 5 are global (the last, 6, is local).
+    config = {**_plain(), "num_hidden_layers": 7, "sliding_window_pattern": 3, "sliding_window": 4}
+    assert describe(config).layer_counts == {"sliding_attention": 5, "full_attention": 2}
+    assert describe({**config, "sliding_window_pattern": 8}).layer_counts == {"sliding_attention": 7}
+
+
+def test_modernbert_global_and_local_bases():
+    # 22 layers, global_attn_every_n_layers 3: layers 0, 3, ..., 21 are global, ceil(22 / 3) = 8 of them.
+    report = describe(SHIPPED["modernbert-base"]["config"])
+    assert (report.head_dim, report.base, report.local_base) == (64, 160000.0, 10000.0)
+    assert report.layer_counts == {"sliding_attention": 14, "full_attention": 8}
+    assert len(range(0, 22, 3)) == 8
+    np.testing.assert_allclose(report.inv_freq, [160000.0 ** (-i / 32) for i in range(32)], rtol=1e-13)
+    assert report.sliding_window is None  # an encoder's window is two-sided: reported in words
+    assert any("at most 64 positions away" in note for note in report.notes)
+
+
+def test_smollm3_nope_layers_from_interval_and_list():
+    # no_rope_layer_interval 4: layer i has no RoPE when (i + 1) % 4 == 0, i.e. 3, 7, ..., 35: 9 of 36 layers.
+    report = describe(SHIPPED["smollm3-3b"]["config"])
+    assert report.nope_layers == (3, 7, 11, 15, 19, 23, 27, 31, 35)
+    flags = [1, 1, 1, 0] * 9  # the explicit list form: 1 uses RoPE, 0 is NoPE
+    explicit = {k: v for k, v in SHIPPED["smollm3-3b"]["config"].items() if k != "no_rope_layer_interval"}
+    assert describe({**explicit, "no_rope_layers": flags}).nope_layers == report.nope_layers
+    assert (report.method, report.base, report.extended_context) == ("default", 5e6, 65536)
+    assert "9 layers use no position encoding" in str(report)
+    assert describe(_plain()).nope_layers == ()
+
+
+def test_gpt_neox_20b_partial_rotary_by_hand():
+    # head_dim 6144 / 64 = 96; int(96 * 0.25) = 24 rotated features, 12 pairs at 10000**(-2i / 24).
+    report = describe(SHIPPED["gpt-neox-20b"]["config"])
+    assert (report.head_dim, report.rotary_dim, report.trained_context) == (96, 24, 2048)
+    np.testing.assert_allclose(report.inv_freq, [10000.0 ** (-i / 12) for i in range(12)], rtol=1e-13)
+    assert describe(SHIPPED["pythia-6.9b"]["config"]).rotary_dim == 32
+
+
+def test_unused_sliding_window_is_ignored():
+    # Qwen2 configs carry sliding_window with use_sliding_window false: no layer slides.
+    assert describe({**_plain(), "sliding_window": 16, "use_sliding_window": False}).sliding_window is None
+    assert describe({**_plain(), "sliding_window": 16}).sliding_window == 16
+
+
+def test_longrope_attention_factor_by_hand():
+    # Phi-3's rule: sqrt(1 + ln(s) / ln(L)) with s = 131072 / 4096 = 32 and L = 4096: ln 32 / ln 4096 = 5 / 12.
+    config = {
+        "hidden_size": 16,
+        "num_attention_heads": 2,
+        "rope_theta": 10000.0,
+        "max_position_embeddings": 131072,
+        "original_max_position_embeddings": 4096,
+        "rope_scaling": {"type": "longrope", "short_factor": [1.0] * 4, "long_factor": [1.0, 1.5, 2.0, 3.0]},
+    }
+    report = describe(config)
+    assert math.log(32) / math.log(4096) == pytest.approx(5 / 12, rel=1e-15)
+    assert report.attention_factor == pytest.approx(math.sqrt(1 + math.log(32) / math.log(4096)), rel=1e-14)
+
+
+def test_old_type_key_and_v5_rope_parameters_agree():
+    old = {**_plain(max_len=4096), "rope_scaling": {"type": "linear", "factor": 4.0}}
+    new = {
+        "head_dim": 8,
+        "max_position_embeddings": 4096,
+        "rope_parameters": {"rope_type": "linear", "factor": 4.0, "rope_theta": 10000.0},
+    }
+    a, b = describe(old), describe(new)
+    np.testing.assert_array_equal(a.inv_freq, b.inv_freq)
+    np.testing.assert_allclose(a.inv_freq, rope_frequencies(8) / 4, rtol=1e-15)
+    assert a.interpolated.tolist() == [0, 1, 2, 3] and a.trained_context is None
+
+
+def test_per_layer_type_rope_parameters():
+    # Gemma 3-like (values made up for the test): global layers linear x8 at base 1e6, local layers base 1e4.
+    config = {
+        "head_dim": 16,
+        "max_position_embeddings": 1024,
+        "sliding_window": 32,
+        "layer_types": ["sliding_attention"] * 5 + ["full_attention"],
+        "rope_parameters": {
+            "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1e6},
+            "sliding_attention": {"rope_type": "default", "rope_theta": 1e4},
+        },
+    }
+    report = describe(config)
+    assert (report.method, report.base, report.local_base, report.factor) == ("linear", 1e6, 1e4, 8.0)
+    assert report.layer_counts == {"sliding_attention": 5, "full_attention": 1}
+    np.testing.assert_allclose(report.inv_freq, rope_frequencies(16, base=1e6) / 8, rtol=1e-15)
+    text = str(report)
+    assert "5 sliding_attention, 1 full_attention" in text and "base 10000" in text
+
+
+def test_gemma3_style_local_base_field():
+    config = {**_plain(), "rope_local_base_freq": 10000.0, "rope_theta": 1e6}
+    assert describe(config).local_base == 10000.0
+
+
+def test_partial_rotary_gpt_neox_fields():
+    # Pythia-style field names (values made up): hidden 512 / 8 heads = 64, rotary_pct 0.25 -> 16 rotated features.
+    config = {
+        "hidden_size": 512,
+        "num_attention_heads": 8,
+        "rotary_pct": 0.25,
+        "rotary_emb_base": 10000,
+        "max_position_embeddings": 2048,
+    }
+    report = describe(config)
+    assert (report.head_dim, report.rotary_dim) == (64, 16)
+    np.testing.assert_allclose(report.inv_freq, [10000 ** (-i / 8) for i in range(8)], rtol=1e-14)
+
+
+def test_mrope_is_plain_rope_with_sections():
+    config = {**_plain(), "rope_scaling": {"type": "mrope", "mrope_section": [1, 1, 2]}}
+    report = describe(config)
+    assert report.method == "default" and report.mrope_section == (1, 1, 2)
+    assert "time, height and width" in str(report)
+
+
+def test_longrope_config_phi3_style():
+    # Phi-3 style (lists made up): original 4096 at top level, no factor -> 131072 / 4096 = 32,
+    # attention factor sqrt(1 + ln 32 / ln 4096) = sqrt(17 / 12).
+    config = {
+        "head_dim": 8,
+        "rope_theta": 10000.0,
+        "max_position_embeddings": 131072,
+        "original_max_position_embeddings": 4096,
+        "rope_scaling": {"type": "longrope", "short_factor": [1, 1, 1, 1], "long_factor": [1, 2, 4, 40]},
+    }
+    report = describe(config)
+    assert report.factor == 32.0 and report.trained_context == 4096
+    assert report.attention_factor == pytest.approx(math.sqrt(17 / 12), rel=1e-14)
+    np.testing.assert_allclose(report.inv_freq, [1.0, 0.05, 0.0025, 0.000025], rtol=1e-14)
+    assert report.kept.tolist() == [0] and report.interpolated.tolist() == [3] and report.in_between.tolist() == [1, 2]
+
+
+def test_text_config_is_read():
+    report = describe({"model_type": "vlm", "text_config": _plain()})
+    assert report.rotary_dim == 8 and report.name == "vlm"
+
+
+def test_cli_prints_and_returns_zero(tmp_path, capsys):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(SHIPPED["llama-3.1-8b"]["config"]))
+    assert configs.main([str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "llama3 with factor 8" in out and "pairs 0-28" in out and "512 rad" in out
+    assert configs.main(["gpt-oss-120b"]) == 0
+    assert "gpt-oss-120b" in capsys.readouterr().out
+
+
+def test_cli_rejects_malformed_files(tmp_path, capsys):
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    assert configs.main([str(broken)]) == 1
+    assert "not valid JSON" in capsys.readouterr().err
+    assert configs.main([str(tmp_path / "missing.json")]) == 1
+    assert "cannot read" in capsys.readouterr().err
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**_plain(), "rope_scaling": {"rope_type": "su", "factor": 2.0}}))
+    assert configs.main([str(bad)]) == 1
+    assert "rope_type" in capsys.readouterr().err
+    assert configs.main([]) == 2
+    assert "usage" in capsys.readouterr().err
+
+
+def test_module_runs_as_a_script():
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-m", "posenc_helpers.configs", "deepseek-v3"], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0 and "DeepSeek-V3" in result.stdout
+
+
+# Run by tests/core/test_bad_input.py with every other module's cases.
+BAD_INPUT_CASES = [
+    (lambda: ph.describe([("rope_theta", 1.0)]), TypeError, ["config", "mapping"]),
+    (lambda: ph.describe({**_plain(), "rope_scaling": {"rope_type": "su"}}), ValueError, ["rope_type", "'llama3'"]),
+    (lambda: ph.describe({"head_dim": 8, "max_position_embeddings": 64}), ValueError, ["rope_theta"]),
+    (lambda: ph.describe({**_plain(), "head_dim": 7}), ValueError, ["head_dim", "even"]),
+    (lambda: ph.describe({**_plain(), "head_dim": 8.0}), TypeError, ["head_dim", "integer"]),
+    (lambda: ph.describe({"rope_theta": 1e4, "max_position_embeddings": 64}), ValueError, ["head_dim", "hidden_size"]),
+    (lambda: ph.describe({"rope_theta": 1e4, "head_dim": 8}), ValueError, ["max_position_embeddings"]),
+    (lambda: ph.describe({**_plain(), "rope_theta": -1.0}), ValueError, ["rope_theta", "> 0"]),
+    (lambda: ph.describe({**_plain(), "rope_theta": "1e4"}), TypeError, ["rope_theta"]),
+    (lambda: ph.describe({**_plain(), "partial_rotary_factor": 1.5}), ValueError, ["partial_rotary_factor"]),
+    (lambda: ph.describe({**_plain(), "partial_rotary_factor": 0.375}), ValueError, ["rotary width", "even"]),
+    (
+        lambda: ph.describe({**_plain(), "rope_scaling": {"rope_type": "linear"}}),
+        ValueError,
+        ["rope_scaling.factor", "required"],
+    ),
+    (
+        lambda: ph.describe(
+            {
+                **_plain(),
+                "rope_scaling": {
+                    "rope_type": "llama3",
+                    "factor": 8.0,
+                    "high_freq_factor": 4.0,
+                    "original_max_position_embeddings": 16,
+                },
+            }
+        ),
+        ValueError,
+        ["rope_scaling.low_freq_factor", "required", "llama3"],
+    ),
+    (
+        lambda: ph.describe(
+            {
+                **_plain(),
+                "rope_scaling": {
+                    "rope_type": "longrope",
+                    "short_factor": [1] * 4,
+                    "original_max_position_embeddings": 16,
+                },
+            }
+        ),
+        ValueError,
+        ["rope_scaling.long_factor", "required"],
+    ),
+    (
+        lambda: ph.describe(
+            {
+                **_plain(),
+                "rope_scaling": {
+                    "rope_type": "longrope",
+                    "short_factor": [1] * 3,
+                    "long_factor": [1] * 4,
+                    "original_max_position_embeddings": 16,
+                },
+            }
+        ),
+        ValueError,
+        ["rope_scaling", "short_factor", "4 factors"],
+    ),
+    (
+        lambda: ph.describe({**_plain(), "rope_scaling": {"rope_type": "yarn", "factor": -4.0}}),
+        ValueError,
+        ["rope_scaling.factor", "> 0"],
+    ),
+    (
+        lambda: ph.describe({**_plain(), "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "truncate": "no"}}),
+        TypeError,
+        ["truncate"],
+    ),
+    (lambda: ph.describe({**_plain(), "rope_scaling": [1, 2]}), TypeError, ["rope_scaling", "mapping"]),
+    (lambda: ph.describe({**_plain(), "sliding_window": 0}), ValueError, ["sliding_window", ">= 1"]),
+    (
+        lambda: ph.describe({**_plain(), "original_max_position_embeddings": "8k"}),
+        TypeError,
+        ["original_max_position_embeddings"],
+    ),
+    (lambda: ph.describe(_plain(), name=3), TypeError, ["name", "string"]),
+    (
+        lambda: ph.describe({**_plain(), "sliding_window_pattern": 6}),
+        ValueError,
+        ["num_hidden_layers", "sliding_window_pattern"],
+    ),
+    (
+        lambda: ph.describe({**_plain(), "num_hidden_layers": 6, "global_attn_every_n_layers": 0}),
+        ValueError,
+        ["global_attn_every_n_layers", ">= 1"],
+    ),
+    (lambda: ph.describe({**_plain(), "no_rope_layers": [1, 2]}), ValueError, ["no_rope_layers", "0 (NoPE)"]),
+    (lambda: ph.describe({**_plain(), "no_rope_layers": "1101"}), TypeError, ["no_rope_layers", "list"]),
+    (
+        lambda: ph.describe({**_plain(), "no_rope_layer_interval": 4}),
+        ValueError,
+        ["num_hidden_layers", "no_rope_layer_interval"],
+    ),
+    (lambda: ph.shipped_configs()["no-such-model"], KeyError, ["no-such-model"]),
+]
