@@ -23,7 +23,7 @@ def plot_report_wavelengths(report: PositionReport, *, ax: Axes | None = None, t
     Parameters
     ----------
     report : PositionReport
-        What :func:`~posenc_helpers.configs.describe` returned for a config.
+        What :func:`~posenc_helpers.describe` returned for a config.
     ax : matplotlib.axes.Axes, optional
         Where to draw; a new figure is made if omitted.
     title : str, optional
