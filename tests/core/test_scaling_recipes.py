@@ -9,6 +9,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import posenc_helpers as ph
 from posenc_helpers import rope_frequencies, scaled_rope_frequencies
@@ -332,3 +334,86 @@ BAD_INPUT_CASES = [
         ["truncate", "True or False"],
     ),
 ]
+
+
+# --------------------------------------------------------------------------- any parameters
+# A second implementation, one pair at a time in scalar math, transcribed from the
+# recipes as Hugging Face transformers' modeling_rope_utils states them
+# (_compute_llama3_parameters, _compute_dynamic_ntk_parameters,
+# _compute_longrope_parameters), checked for any head width, base, factor and length.
+
+head_dims = st.integers(1, 128).map(lambda half: 2 * half)
+bases = st.floats(100.0, 1e7)
+factors = st.floats(1.0, 64.0)
+lengths = st.integers(16, 262144)
+
+
+def _theta(i: int, d: int, base: float) -> float:
+    return base ** (-(2 * i) / d)
+
+
+@given(d=head_dims, base=bases, factor=factors, length=lengths, low=st.floats(0.5, 4.0), gap=st.floats(0.5, 8.0))
+def test_llama3_matches_the_recipe_pair_by_pair(d, base, factor, length, low, gap):
+    high = low + gap
+    inv, attn = scaled_rope_frequencies(
+        d,
+        base=base,
+        method="llama3",
+        factor=factor,
+        original_max_len=length,
+        low_freq_factor=low,
+        high_freq_factor=high,
+    )
+    for i in range(d // 2):
+        theta = _theta(i, d, base)
+        wavelength = 2 * math.pi / theta
+        if wavelength < length / high:
+            expected = theta
+        elif wavelength > length / low:
+            expected = theta / factor
+        else:
+            smooth = (length / wavelength - low) / (high - low)
+            expected = (1 - smooth) * theta / factor + smooth * theta
+        assert math.isclose(inv[i], expected, rel_tol=1e-12), (i, inv[i], expected)
+    assert attn == 1.0
+
+
+@given(d=head_dims.filter(lambda d: d > 2), base=bases, factor=factors, length=lengths, extra=st.integers(0, 10**6))
+def test_dynamic_matches_the_recipe_pair_by_pair(d, base, factor, length, extra):
+    seq_len = length + extra
+    inv, attn = scaled_rope_frequencies(
+        d, base=base, method="dynamic", factor=factor, original_max_len=length, seq_len=seq_len
+    )
+    current = max(seq_len, length)
+    new_base = base * ((factor * current / length) - (factor - 1)) ** (d / (d - 2))
+    for i in range(d // 2):
+        assert math.isclose(inv[i], _theta(i, d, new_base), rel_tol=1e-12)
+    assert attn == 1.0
+
+
+@given(
+    d=head_dims,
+    base=bases,
+    length=st.integers(16, 65536),
+    scale=st.floats(1.0, 64.0),
+    seq_len=st.integers(1, 10**6),
+    data=st.data(),
+)
+def test_longrope_matches_the_recipe_pair_by_pair(d, base, length, scale, seq_len, data):
+    pair_lists = st.lists(st.floats(0.5, 100.0), min_size=d // 2, max_size=d // 2)
+    short, long = data.draw(pair_lists), data.draw(pair_lists)
+    inv, attn = scaled_rope_frequencies(
+        d,
+        base=base,
+        method="longrope",
+        factor=scale,
+        original_max_len=length,
+        short_factor=short,
+        long_factor=long,
+        seq_len=seq_len,
+    )
+    chosen = long if seq_len > length else short
+    for i in range(d // 2):
+        assert math.isclose(inv[i], 1.0 / (chosen[i] * base ** (2 * i / d)), rel_tol=1e-12)
+    expected_attn = 1.0 if scale <= 1.0 else math.sqrt(1 + math.log(scale) / math.log(length))
+    assert math.isclose(attn, expected_attn, rel_tol=1e-12)
