@@ -35,9 +35,9 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import describe_value
-from .long_context import scaled_rope_frequencies
-from .rope import rope_frequencies
+from .._validation import describe_value
+from ..long_context import scaled_rope_frequencies
+from ..rope import rope_frequencies
 
 __all__ = ["PositionReport", "describe", "shipped_configs", "main"]
 
@@ -766,7 +766,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     print(report.to_text())
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
