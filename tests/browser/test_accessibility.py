@@ -58,9 +58,21 @@ async () => {
 
 # Elements of typeset math that the keyboard can reach, and names of fold buttons.
 _FOCUSABLE_MATH_JS = """
-() => [...document.querySelectorAll(".math, mjx-container, .MathJax")]
-  .filter((el) => el.tabIndex >= 0 || el.querySelector("[tabindex]:not([tabindex='-1'])"))
-  .map((el) => el.textContent.replace(/\\s+/g, " ").trim().slice(0, 60))
+() => {
+  // A formula too wide for its column scrolls, and a region that scrolls must be a Tab
+  // stop (WCAG 2.1.1; Chromium makes scrollers focusable by itself): that is allowed.
+  const scrolls = (el) => el.scrollWidth > el.clientWidth + 1
+    && ["auto", "scroll"].includes(getComputedStyle(el).overflowX);
+  const stops = [];
+  for (const el of document.querySelectorAll(".math, mjx-container, .MathJax")) {
+    const stop = el.tabIndex >= 0 ? el : el.querySelector("[tabindex]:not([tabindex='-1'])");
+    if (stop && !scrolls(stop)) {
+      stops.push(el.textContent.replace(/\\s+/g, " ").trim().slice(0, 60)
+        + ` [a ${stop.tagName.toLowerCase()}, ${stop.scrollWidth} px of content in ${stop.clientWidth}]`);
+    }
+  }
+  return stops;
+}
 """
 _FOLD_BUTTON_NAMES_JS = """
 () => [...document.querySelectorAll(".solution button.toggle-button, .exercise button.toggle-button")]
@@ -122,8 +134,10 @@ def _check_states(page_path, new_context, visitor, axe_script) -> list[str]:
                     problems.append(f"{state}: {left} still folded after opening everything")
             problems += [f"{state}: {v}" for v in _violations(page, axe_script)]
             if not opened:
+                # (after the page's scripts have measured the laid-out page once more)
+                page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
                 problems += [
-                    f"{state}: formula in the tab order (wider than the column?): {m}"
+                    f"{state}: a formula that does not scroll is in the tab order: {m}"
                     for m in page.evaluate(_FOCUSABLE_MATH_JS)
                 ]
                 names = page.evaluate(_FOLD_BUTTON_NAMES_JS)

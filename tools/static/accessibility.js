@@ -19,9 +19,22 @@ document.addEventListener("DOMContentLoaded", () => {
   const scrollable = (el) => el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1;
   // (The theme does the same once, at load, and gives every region it then finds
   // unscrollable, folded ones included, tabindex -1.)
+  // A region marked here is unmarked when it stops scrolling (a formula measured
+  // before its font arrived, a window made wider).
+  const unmark = (el) => {
+    if (el.dataset.scrollStop) {
+      el.setAttribute("tabindex", "-1");
+      delete el.dataset.scrollStop;
+    }
+  };
   const mark = (el) => {
-    if (el.tabIndex < 0 && scrollable(el)) {
-      el.setAttribute("tabindex", "0");
+    if (scrollable(el)) {
+      if (el.tabIndex < 0) {
+        el.setAttribute("tabindex", "0");
+        el.dataset.scrollStop = "1";
+      }
+    } else {
+      unmark(el);
     }
   };
   // Measuring every candidate costs well under a millisecond, so any change that can
@@ -39,6 +52,8 @@ document.addEventListener("DOMContentLoaded", () => {
       el.classList.toggle("math-too-wide", wide);
       if (wide) {
         mark(el);
+      } else {
+        unmark(el); // (an inline span has no client width: it is not measured)
       }
     }
   };
@@ -63,5 +78,6 @@ document.addEventListener("DOMContentLoaded", () => {
   document.addEventListener("click", markAll);
   window.addEventListener("load", markAll);
   document.fonts.ready.then(markAll);
+  document.fonts.addEventListener("loadingdone", markAll);
   markAll();
 });
