@@ -109,6 +109,19 @@ def as_real_array(value: Any, name: str) -> np.ndarray:
     return array
 
 
+def as_head_array(x: Any, multiple: int = 2, why: str = "") -> np.ndarray:
+    """``x`` as a real array of shape ``(..., seq, head_dim)``, ``head_dim`` a positive multiple of ``multiple``."""
+    array = as_real_array(x, "x")
+    if array.ndim < 2:
+        raise ValueError(f"x must have shape (..., seq, head_dim) with at least 2 dimensions, got shape {array.shape}")
+    head_dim = array.shape[-1]
+    if head_dim == 0 or head_dim % multiple:
+        allowed = "a positive even size" if multiple == 2 else f"a positive multiple of {multiple}"
+        reason = f" ({why})" if why else ""
+        raise ValueError(f"x's last axis (head_dim) must be {allowed}{reason}, got {head_dim}")
+    return array
+
+
 def check_finite(array: np.ndarray, name: str) -> None:
     """Raise ``ValueError`` if ``array`` holds NaN or infinity."""
     if array.size and not np.all(np.isfinite(array)):

@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._validation import (
+    as_head_array,
     as_positions,
     as_real_array,
     check_choice,
@@ -195,12 +196,8 @@ def apply_rope(
            [1., 1., 1., 1.],
            [1., 1., 1., 1.]])
     """
-    array = as_real_array(x, "x")
-    if array.ndim < 2:
-        raise ValueError(f"x must have shape (..., seq, head_dim) with at least 2 dimensions, got shape {array.shape}")
+    array = as_head_array(x)
     head_dim = array.shape[-1]
-    if head_dim == 0 or head_dim % 2:
-        raise ValueError(f"x's last axis (head_dim) must be a positive even size, got {head_dim}")
     seq = array.shape[-2]
     t = as_positions(positions)
     if t.shape[0] != seq:

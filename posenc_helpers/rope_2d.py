@@ -24,20 +24,10 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import as_positions, as_real_array, check_positive_real, describe_value
+from ._validation import as_head_array, as_positions, as_real_array, check_positive_real, describe_value
 from .rope import apply_rope, rope_frequencies
 
 __all__ = ["axial_rope", "multimodal_rope"]
-
-
-def _check_head(x: ArrayLike, multiple: int, why: str) -> np.ndarray:
-    array = as_real_array(x, "x")
-    if array.ndim < 2:
-        raise ValueError(f"x must have shape (..., seq, head_dim) with at least 2 dimensions, got shape {array.shape}")
-    head_dim = array.shape[-1]
-    if head_dim == 0 or head_dim % multiple:
-        raise ValueError(f"x's last axis (head_dim) must be a positive multiple of {multiple} ({why}), got {head_dim}")
-    return array
 
 
 def _check_coordinate(values: ArrayLike, name: str, seq: int) -> np.ndarray:
@@ -120,7 +110,7 @@ def axial_rope(
     >>> bool(np.isclose(s1, s2))
     True
     """
-    array = _check_head(x, 4, "two halves, each of whole feature pairs")
+    array = as_head_array(x, 4, "two halves, each of whole feature pairs")
     seq = array.shape[-2]
     r = _check_coordinate(rows, "rows", seq)
     c = _check_coordinate(cols, "cols", seq)
@@ -230,12 +220,8 @@ def multimodal_rope(
     >>> bool(np.allclose(multimodal_rope(x, same, (1, 2, 1)), apply_rope(x, [4.0, 5.0], layout="half")))
     True
     """
-    array = as_real_array(x, "x")
-    if array.ndim < 2:
-        raise ValueError(f"x must have shape (..., seq, head_dim) with at least 2 dimensions, got shape {array.shape}")
+    array = as_head_array(x)
     head_dim = array.shape[-1]
-    if head_dim == 0 or head_dim % 2:
-        raise ValueError(f"x's last axis (head_dim) must be a positive even size, got {head_dim}")
     parts = _check_sections(sections, head_dim // 2)
     grid = as_real_array(positions, "positions").astype(np.float64)
     seq = array.shape[-2]
