@@ -39,6 +39,7 @@ RENDERER = HERE / "node" / "render.cjs"
 PACKAGE = HERE / "node" / "node_modules" / "mathjax"
 FONTS = PACKAGE / "es5" / "output" / "chtml" / "fonts" / "woff-v2"
 CSS_NAME = "mathjax-chtml.css"
+PRELOADED_FONTS = ("MathJax_Zero.woff", "MathJax_Main-Regular.woff", "MathJax_Math-Italic.woff")
 FONT_DIR = "mathjax-fonts"
 
 # What sphinx.ext.mathjax writes: inline \( ... \) in a span, display \[ ... \] in a div
@@ -134,7 +135,15 @@ def prerender_site(outdir: Path, seen_file: Path) -> int:
             prefix = os.path.relpath(static, path.parent).replace(os.sep, "/")
             link = f'<link rel="stylesheet" type="text/css" href="{prefix}/{CSS_NAME}" />'
             if link not in text:
-                text = text.replace("</head>", f"    {link}\n  </head>", 1)
+                # The fonts nearly every formula uses, fetched with the stylesheet: the first
+                # font of each formula's font list sets the height of its line, so a font
+                # arriving after the first paint would move the text (layout shift).
+                preloads = "".join(
+                    f'    <link rel="preload" as="font" type="font/woff" crossorigin '
+                    f'href="{prefix}/{FONT_DIR}/{font}" />\n'
+                    for font in PRELOADED_FONTS
+                )
+                text = text.replace("</head>", f"    {link}\n{preloads}  </head>", 1)
         if text != original:
             path.write_text(text, encoding="utf-8")
     return len(requests)
