@@ -14,8 +14,9 @@ extension trims the output once every page is written (``build-finished``):
   a link, a link to the full-size image, so a reader on a phone can open and zoom it.
   The logo (an SVG) gets the size of its view box, for the same reason.
   Conversions are cached by content hash next to the doctrees.
-- **Unused files:** source maps, TrueType fonts beside their web fonts and the
-  original Font Awesome fonts are removed.
+- **Unused files:** source maps, TrueType fonts beside their web fonts, the
+  original Font Awesome fonts, and the MathJax fonts of styles no formula uses
+  (calligraphic, Fraktur, ...) are removed.
 - **Head:** one ``<meta name="viewport">`` per page (the theme writes three);
   descriptions (``sphinxext-opengraph``) as plain text, without TeX, and no
   ``og:url`` while the site has no fixed address;
@@ -161,6 +162,67 @@ def slim_font_awesome(outdir: Path) -> dict[str, int]:
     shutil.rmtree(version_dir / "js", ignore_errors=True)
     after = sum(p.stat().st_size for p in version_dir.rglob("*") if p.is_file())
     return {"before": before, "after": after, "icons": len(codepoints)}
+
+
+# --------------------------------------------------------------------------- math fonts
+
+MATH_CSS = Path("_static") / "mathjax-chtml.css"
+_CSS_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+_FLAT_RULE = re.compile(r"([^{}]+)\{([^{}]*)\}")
+_FAMILIES = re.compile(r"font-family:\s*([^;}]+)")
+_FONT_FACE_FILE = re.compile(r'font-family:\s*([A-Z0-9-]+);\s*src:\s*url\("([^"]+)"\)')
+_TEX_CLASS = re.compile(r"\bTEX-([A-Z0-9]+)\b")
+
+
+def used_math_fonts(css: str, pages: list[str]) -> set[str]:
+    """The MathJax font families some page can use.
+
+    A family named only by its class rule (``.TEX-C`` for ``MJXTEX-C``) is used when
+    a page has an element of that class; a family named by any other rule (the
+    default text, stretchy delimiters) is always kept.
+    """
+    classes = {f"TEX-{name}" for page in pages for name in _TEX_CLASS.findall(page)}
+    used: set[str] = set()
+    for selector, body in _FLAT_RULE.findall(_CSS_COMMENT.sub("", css)):
+        selector = selector.strip()
+        if selector.startswith("@font-face"):
+            continue
+        families = {f.strip().strip('"') for match in _FAMILIES.findall(body) for f in match.split(",")}
+        families = {re.sub(r"!\s*important", "", f).strip() for f in families}
+        only_class = re.fullmatch(r"\.(TEX-[A-Z0-9]+)", selector)
+        if only_class is None or only_class.group(1) in classes:
+            used |= families
+    return used
+
+
+def prune_math_fonts(outdir: Path, pages: list[str]) -> list[str]:
+    """Remove the MathJax fonts (files and ``@font-face`` rules) no page can use; return their names."""
+    path = outdir / MATH_CSS
+    if not path.is_file():
+        return []
+    css = path.read_text(encoding="utf-8")
+    used = used_math_fonts(css, pages)
+    removed = []
+    for family, url in _FONT_FACE_FILE.findall(css):
+        if family not in used:
+            removed.append(family)
+            (path.parent / url).unlink(missing_ok=True)
+    if removed:
+        pattern = re.compile(
+            r"@font-face(?:\s*/\*[^*]*\*/)?\s*\{\s*font-family:\s*("
+            + "|".join(map(re.escape, removed))
+            + r");[^}]*\}\s*"
+        )
+        css = pattern.sub("", css)
+        path.write_text(css, encoding="utf-8")
+    # Font files no @font-face rule names at all (MathJax ships a few) go too.
+    named = {(path.parent / url).resolve() for _, url in _FONT_FACE_FILE.findall(css)}
+    for folder in {(path.parent / url).parent for _, url in _FONT_FACE_FILE.findall(css)}:
+        for font in folder.glob("*.woff"):
+            if font.resolve() not in named:
+                font.unlink()
+                removed.append(font.name)
+    return removed
 
 
 # --------------------------------------------------------------------------- figures
@@ -336,6 +398,8 @@ def _build_finished(app: Sphinx, exception: Exception | None) -> None:
         return
     outdir = Path(app.outdir)
     fonts = slim_font_awesome(outdir)
+    pages = [path.read_text(encoding="utf-8") for path in outdir.rglob("*.html")]
+    unused_math_fonts = prune_math_fonts(outdir, pages)
     figures = convert_figures(outdir, Path(app.doctreedir) / "webp")
     for path in outdir.rglob("*.html"):
         text = path.read_text(encoding="utf-8")
@@ -352,11 +416,12 @@ def _build_finished(app: Sphinx, exception: Exception | None) -> None:
             index.write_text(redirect_page(match.group(1), title, str(app.config.posenc_description)))
     if fonts:
         logger.info(
-            "lean_site: Font Awesome %d -> %d bytes (%d icons), %d figures",
+            "lean_site: Font Awesome %d -> %d bytes (%d icons), %d figures, %d unused MathJax fonts removed",
             fonts["before"],
             fonts["after"],
             fonts["icons"],
             len(figures),
+            len(unused_math_fonts),
         )
 
 

@@ -148,3 +148,41 @@ def test_descriptions_lose_their_tex_and_relative_urls():
     assert 'content="moves the encoding φ tokens along, and PE(t) ·..."' in out
     absolute = '<meta property="og:url" content="https://example.org/a.html" />'
     assert lean_site.describe_plainly(absolute) == absolute
+
+
+MATH_CSS = """
+mjx-stretchy-v > mjx-ext { font-family: MJXTEX-S4, MJXTEX ! important; }
+.MJX-TEX { font-family: MJXZERO, MJXTEX; }
+.TEX-I { font-family: MJXZERO, MJXTEX-I; }
+.TEX-C { font-family: MJXZERO, MJXTEX-C; }
+@font-face /* 0 */ {
+  font-family: MJXZERO;
+  src: url("mathjax-fonts/MathJax_Zero.woff") format("woff");
+}
+@font-face /* 1 */ {
+  font-family: MJXTEX-C;
+  src: url("mathjax-fonts/MathJax_Calligraphic-Regular.woff") format("woff");
+}
+@font-face /* 2 */ {
+  font-family: MJXTEX-I;
+  src: url("mathjax-fonts/MathJax_Math-Italic.woff") format("woff");
+}
+"""
+
+
+def test_math_fonts_of_unused_styles_are_removed(tmp_path):
+    pages = ['<mjx-c class="mjx-c1D465 TEX-I"></mjx-c>']
+    # default text, stretchy delimiters and the italic class a page uses; not calligraphic
+    assert lean_site.used_math_fonts(MATH_CSS, pages) == {"MJXZERO", "MJXTEX", "MJXTEX-S4", "MJXTEX-I"}
+    static = tmp_path / "_static"
+    (static / "mathjax-fonts").mkdir(parents=True)
+    (static / "mathjax-chtml.css").write_text(MATH_CSS)
+    for name in ("MathJax_Zero.woff", "MathJax_Calligraphic-Regular.woff", "MathJax_Math-Italic.woff", "Other.woff"):
+        (static / "mathjax-fonts" / name).write_bytes(b"font")
+    assert lean_site.prune_math_fonts(tmp_path, pages) == ["MJXTEX-C", "Other.woff"]  # (named by no rule)
+    assert sorted(p.name for p in (static / "mathjax-fonts").iterdir()) == [
+        "MathJax_Math-Italic.woff",
+        "MathJax_Zero.woff",
+    ]
+    css = (static / "mathjax-chtml.css").read_text()
+    assert "Calligraphic" not in css and "MathJax_Math-Italic.woff" in css and ".TEX-C" in css
