@@ -68,7 +68,7 @@ def css_rules(css: str) -> list[str]:
     while i < len(css):
         if css.startswith("/*", i):
             end = css.index("*/", i) + 2
-            if depth == 0:
+            if depth == 0 and not css[start:i].strip():  # a comment between rules is one of them
                 rules.append(css[i:end])
                 start = end
             i = end

@@ -105,8 +105,7 @@ def test_chapter_weight_and_speed(site_dir, browser, server, stats):
 def test_chapters_fit_a_phone(site_dir, new_context, visitor, screenshot_dir):
     """At 390 px nothing is wider than the screen and every formula fits or scrolls."""
     problems = []
-    context = new_context("light")
-    context.pages  # noqa: B018 (the context is shared by the chapters below)
+    context = new_context("light")  # one context for all the chapters below
     for chapter in _chapters(site_dir):
         page, visit = visitor.open(context, chapter)
         try:

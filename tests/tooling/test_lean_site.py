@@ -186,3 +186,8 @@ def test_math_fonts_of_unused_styles_are_removed(tmp_path):
     ]
     css = (static / "mathjax-chtml.css").read_text()
     assert "Calligraphic" not in css and "MathJax_Math-Italic.woff" in css and ".TEX-C" in css
+
+
+def test_css_rules_keep_a_comment_inside_a_selector_with_its_rule():
+    css = "@font-face /* 0 */ {font-family: A;}/* note */p{margin:0}"
+    assert lean_site.css_rules(css) == ["@font-face /* 0 */ {font-family: A;}", "/* note */", "p{margin:0}"]
