@@ -56,6 +56,8 @@ _FONT_SRC = re.compile(
 )
 _STATIC_SVG = re.compile(r'<img src="([^"]*_static/([^"/]+\.svg))"(?![^>]*\bwidth=)')
 _VIEWBOX = re.compile(r'viewBox="\s*[-\d.]+[\s,]+[-\d.]+[\s,]+([\d.]+)[\s,]+([\d.]+)\s*"')
+_SVG_WIDTH = re.compile(r'<svg\b[^>]*?\swidth="([\d.]+)(pt|px|)"')
+_CSS_PX_PER_UNIT = {"pt": 4 / 3, "px": 1.0, "": 1.0}  # CSS: 1pt = 1/72 in, 1px = 1/96 in
 _IMG = re.compile(r'<img ([^>]*?)src="([^"]*_images/([^"/]+))\.png"([^>]*?)\s*/?>')
 
 
@@ -289,19 +291,29 @@ def rewrite_images(text: str, figures: dict[str, tuple[str, int, int]]) -> str:
 
 
 def size_static_svgs(text: str, static: Path) -> str:
-    """Give ``<img>`` of an SVG in ``_static`` (the logo) the size of its view box.
+    """Give ``<img>`` of an SVG in ``_static`` (the logo) its size before the file arrives.
 
-    Without it the theme's logo has no height until the file arrives, and the
-    sidebar below it jumps down (most of chapter 08's layout shift).
+    The attributes ``width`` and ``height`` carry the view box's aspect ratio, and an
+    inline ``width`` the size the browser gives the file once loaded (the SVG's own
+    ``width`` in CSS pixels): the theme's stylesheet sets ``width: auto`` on the logo,
+    which overrides the attributes, so without it the logo has no size until the file
+    arrives and the sidebar below it jumps down (on a slow network, 0.04 of chapter
+    05's layout shift).
     """
 
     def sized(match: re.Match[str]) -> str:
         svg = static / match.group(2)
-        box = _VIEWBOX.search(svg.read_text(encoding="utf-8", errors="replace")[:2000]) if svg.is_file() else None
+        head = svg.read_text(encoding="utf-8", errors="replace")[:2000] if svg.is_file() else ""
+        box = _VIEWBOX.search(head)
         if box is None:
             return match.group(0)
-        width, height = (round(float(v)) for v in box.groups())
-        return f'{match.group(0)} width="{width}" height="{height}"'
+        box_width, box_height = (float(v) for v in box.groups())
+        attrs = f' width="{round(box_width)}" height="{round(box_height)}"'
+        own = _SVG_WIDTH.search(head)
+        if own is not None:
+            css_px = float(own.group(1)) * _CSS_PX_PER_UNIT[own.group(2)]
+            attrs += f' style="width: {css_px:g}px; height: auto"'
+        return match.group(0) + attrs
 
     return _STATIC_SVG.sub(sized, text)
 

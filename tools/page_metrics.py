@@ -92,14 +92,30 @@ class PageMetrics:
         return 0.0 if self.math_done_ms is None else self.math_done_ms - self.load_ms
 
 
-def measure(browser, url: str, page_name: str, *, cpu_slowdown: float = 1.0, timeout_ms: float = 60_000) -> PageMetrics:
-    """Open ``url`` in a new context (cold cache) and measure it (see the module docstring)."""
+def measure(
+    browser,
+    url: str,
+    page_name: str,
+    *,
+    cpu_slowdown: float = 1.0,
+    latency_ms: float = 0.0,
+    timeout_ms: float = 60_000,
+) -> PageMetrics:
+    """Open ``url`` in a new context (cold cache) and measure it (see the module docstring).
+
+    ``cpu_slowdown`` throttles the CPU (Chromium's emulation); ``latency_ms`` adds that
+    round-trip time to every request, so that files (logo, fonts) arrive after the
+    text is painted, as on a slow network.
+    """
     context = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
     try:
         page = context.new_page()
         session = context.new_cdp_session(page)
         session.send("Network.enable")
         session.send("Network.setCacheDisabled", {"cacheDisabled": True})
+        if latency_ms:
+            conditions = {"offline": False, "latency": latency_ms, "downloadThroughput": -1, "uploadThroughput": -1}
+            session.send("Network.emulateNetworkConditions", conditions)
         if cpu_slowdown != 1.0:
             session.send("Emulation.setCPUThrottlingRate", {"rate": cpu_slowdown})
         page.add_init_script(_INIT_JS)
@@ -145,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("pages", nargs="*", help="pages relative to the site (default: every page)")
     parser.add_argument("--site", type=Path, default=ROOT / "_build" / "html")
     parser.add_argument("--cpu-slowdown", type=float, default=1.0)
+    parser.add_argument("--latency-ms", type=float, default=0.0, help="round-trip time added to every request")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT / "tests" / "browser"))
     from _browser import system_chromium
@@ -154,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     with SiteServer(args.site) as server, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=system_chromium())
         for name in args.pages or site_pages(args.site):
-            print(asdict(measure(browser, server.url(name), name, cpu_slowdown=args.cpu_slowdown)))
+            print(asdict(measure(browser, server.url(name), name, cpu_slowdown=args.cpu_slowdown, latency_ms=args.latency_ms)))
         browser.close()
     return 0
 

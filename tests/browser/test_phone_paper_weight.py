@@ -102,6 +102,21 @@ def test_chapter_weight_and_speed(site_dir, browser, server, stats):
     assert not problems, "\n  ".join(problems)
 
 
+@pytest.mark.parametrize("chapter", ["notebooks/05_rotation_proof.html", "notebooks/12_positions_in_todays_models.html"])
+def test_nothing_moves_when_files_arrive_late(site_dir, browser, server, chapter):
+    """On a slow network (300 ms per request) the text is painted before the logo and
+    the theme's script arrive: the sidebar must already be where they will leave it.
+
+    Chapter 05 is low in the chapter list (the sidebar scrolls to it); chapter 12 is the
+    last chapter (the list cannot scroll as far as the theme's rule asks). Without the
+    fixes in tools/page_layout.py and tools/lean_site.py: 0.066 and 0.024.
+    """
+    if not (site_dir / chapter).is_file():
+        pytest.skip(f"{chapter} is not in this build")
+    metrics = measure(browser, server.url(chapter), chapter, latency_ms=300)
+    assert metrics.cls <= 0.01, f"{chapter}: layout shift {metrics.cls:.3f} on a slow network (at most 0.01)"
+
+
 def test_chapters_fit_a_phone(site_dir, new_context, visitor, screenshot_dir):
     """At 390 px nothing is wider than the screen and every formula fits or scrolls."""
     problems = []

@@ -134,8 +134,13 @@ def test_static_svg_gets_the_size_of_its_view_box(tmp_path):
     (tmp_path / "logo.svg").write_text('<svg width="115.2pt" height="115.2pt" viewBox="0 0 115.2 57.6"></svg>')
     page = '<img src="../_static/logo.svg" class="logo__image" alt="Home"/><img src="../_static/x.svg" width="3"/>'
     out = lean_site.size_static_svgs(page, tmp_path)
-    assert out.startswith('<img src="../_static/logo.svg" width="115" height="58" class="logo__image"')
+    # 115.2 pt = 115.2 * 96 / 72 = 153.6 CSS pixels wide, the view box's 2:1 ratio
+    assert out.startswith(
+        '<img src="../_static/logo.svg" width="115" height="58" style="width: 153.6px; height: auto" class="logo__image"'
+    )
     assert out.endswith('<img src="../_static/x.svg" width="3"/>')  # sized already: left alone
+    (tmp_path / "box.svg").write_text('<svg viewBox="0 0 10 20"></svg>')  # no width of its own: the ratio only
+    assert lean_site.size_static_svgs('<img src="_static/box.svg"/>', tmp_path) == '<img src="_static/box.svg" width="10" height="20"/>'
 
 
 def test_descriptions_lose_their_tex_and_relative_urls():
@@ -191,3 +196,12 @@ def test_math_fonts_of_unused_styles_are_removed(tmp_path):
 def test_css_rules_keep_a_comment_inside_a_selector_with_its_rule():
     css = "@font-face /* 0 */ {font-family: A;}/* note */p{margin:0}"
     assert lean_site.css_rules(css) == ["@font-face /* 0 */ {font-family: A;}", "/* note */", "p{margin:0}"]
+
+
+def test_sidebar_scroll_script_sits_between_sidebar_and_main_once():
+    page = '<div class="bd-sidebar-primary bd-sidebar">nav</div>\n<main id="main-content" class="bd-main">'
+    out = page_layout.scroll_sidebar_early(page)
+    assert out == page.replace("<main", page_layout.SIDEBAR_SCRIPT + "<main")
+    assert page_layout.scroll_sidebar_early(out) == out  # a second build adds nothing
+    no_sidebar = '<main id="main-content" class="bd-main">'  # e.g. the search page without the nav
+    assert page_layout.scroll_sidebar_early(no_sidebar) == no_sidebar
