@@ -171,7 +171,11 @@ def main(argv: list[str] | None = None) -> int:
     with SiteServer(args.site) as server, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=system_chromium())
         for name in args.pages or site_pages(args.site):
-            print(asdict(measure(browser, server.url(name), name, cpu_slowdown=args.cpu_slowdown, latency_ms=args.latency_ms)))
+            print(
+                asdict(
+                    measure(browser, server.url(name), name, cpu_slowdown=args.cpu_slowdown, latency_ms=args.latency_ms)
+                )
+            )
         browser.close()
     return 0
 

@@ -102,7 +102,9 @@ def test_chapter_weight_and_speed(site_dir, browser, server, stats):
     assert not problems, "\n  ".join(problems)
 
 
-@pytest.mark.parametrize("chapter", ["notebooks/05_rotation_proof.html", "notebooks/12_positions_in_todays_models.html"])
+@pytest.mark.parametrize(
+    "chapter", ["notebooks/05_rotation_proof.html", "notebooks/12_positions_in_todays_models.html"]
+)
 def test_nothing_moves_when_files_arrive_late(site_dir, browser, server, chapter):
     """On a slow network (300 ms per request) the text is painted before the logo and
     the theme's script arrive: the sidebar must already be where they will leave it.

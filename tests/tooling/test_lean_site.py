@@ -136,11 +136,15 @@ def test_static_svg_gets_the_size_of_its_view_box(tmp_path):
     out = lean_site.size_static_svgs(page, tmp_path)
     # 115.2 pt = 115.2 * 96 / 72 = 153.6 CSS pixels wide, the view box's 2:1 ratio
     assert out.startswith(
-        '<img src="../_static/logo.svg" width="115" height="58" style="width: 153.6px; height: auto" class="logo__image"'
+        '<img src="../_static/logo.svg" width="115" height="58" style="width: 153.6px; height: auto" '
+        'class="logo__image"'
     )
     assert out.endswith('<img src="../_static/x.svg" width="3"/>')  # sized already: left alone
     (tmp_path / "box.svg").write_text('<svg viewBox="0 0 10 20"></svg>')  # no width of its own: the ratio only
-    assert lean_site.size_static_svgs('<img src="_static/box.svg"/>', tmp_path) == '<img src="_static/box.svg" width="10" height="20"/>'
+    assert (
+        lean_site.size_static_svgs('<img src="_static/box.svg"/>', tmp_path)
+        == '<img src="_static/box.svg" width="10" height="20"/>'
+    )
 
 
 def test_descriptions_lose_their_tex_and_relative_urls():
