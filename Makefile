@@ -43,8 +43,8 @@ PORTABLE_PROFILE := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
 SKIP_DRAWING := PYTHONSTARTUP=$(abspath tools/skip_figure_drawing.py)
 
 .PHONY: help setup book book-only test test-unit test-doctest lint test-notebooks test-notebooks-native \
-        test-notebooks-portable test-student-copies test-student-book test-browser browser-only \
-        audit notebooks text sync-setup lab serve bench student student-book lock clean distclean \
+        test-notebooks-portable test-course test-student-book test-browser browser-only \
+        audit notebooks text sync-setup lab serve bench course otter student student-book lock clean distclean \
         _test-parallel _book-then-browser
 
 help:
@@ -54,7 +54,7 @@ help:
 	@echo "make lint       ruff (lint, format) and mypy"
 	@echo "make test-doctest  the package's doctests"
 	@echo "make test-notebooks  nbval --strict under both CPU profiles (-native, -portable: one of them)"
-	@echo "make test-student-copies  every chapter's student copy, executed once"
+	@echo "make test-course  the course: every release and source run; nbgrader grades sample submissions"
 	@echo "make test-browser  build the book and check every page in Chromium (screenshots in _build/screenshots)"
 	@echo "make test-student-book  the student website shows no solution"
 	@echo "make audit      the notebooks' stored outputs: errors, stderr, paths, rounding-level figures"
@@ -62,7 +62,9 @@ help:
 	@echo "make serve      serve the built site on http://127.0.0.1:8000"
 	@echo "make notebooks  re-execute every notebook in place, in a fresh kernel each"
 	@echo "make bench      benchmarks against their budgets (chapters, book, helpers, explorers)"
-	@echo "make student    notebooks without solutions into _build/student (FORCE=1 to overwrite)"
+	@echo "make course     the nbgrader course (source, release, gradebook) into _build/course"
+	@echo "make otter      the same exercises as otter-grader assignments (Gradescope) into _build/otter"
+	@echo "make student    the student notebooks (nbgrader's release) into _build/student (FORCE=1 to overwrite)"
 	@echo "make student-book  the website with solutions hidden, into _build/student-book/_build/html"
 	@echo "make text       each notebook's MyST Markdown twin in notebooks/text (make notebooks does it too)"
 	@echo "make sync-setup the notebooks' Colab set-up cell, from repository.url in _config.yml"
@@ -85,7 +87,7 @@ $(NODE_STAMP): tools/node/package.json tools/node/package-lock.json
 	    echo "npm not found: formulas will be typeset in the browser; install Node.js to typeset them at build time"; \
 	fi
 
-$(STAMP): $(PY) requirements.txt requirements-dev.txt constraints.txt pyproject.toml tools/install_requirements.sh \
+$(STAMP): $(PY) requirements.txt requirements-course.txt requirements-dev.txt constraints.txt pyproject.toml tools/install_requirements.sh \
           | $(NODE_STAMP)
 	PYTHON=$(BASE_PYTHON) tools/install_requirements.sh $(PY) requirements-dev.txt
 	# Build matplotlib's font cache now, so no notebook ever prints that it is doing so.
@@ -113,7 +115,7 @@ test: $(STAMP)
 	@echo "make test: all checks passed"
 
 # The longest lanes first, so that they all finish together.
-_test-parallel: _book-then-browser test-notebooks-native test-notebooks-portable test-student-copies \
+_test-parallel: _book-then-browser test-notebooks-native test-notebooks-portable test-course \
                 test-student-book test-unit test-doctest audit lint
 
 test-unit: $(STAMP)
@@ -140,9 +142,10 @@ test-notebooks-native: $(STAMP)
 test-notebooks-portable: $(STAMP)
 	$(PORTABLE_PROFILE) $(SKIP_DRAWING) $(NBVAL) $(NOTEBOOKS)
 
-# Each chapter's student copy (solutions removed, stubs in place), run once.
-test-student-copies: $(STAMP)
-	$(SKIP_DRAWING) $(PY) -m pytest tests/notebooks -q
+# The course (tools/course.py, nbgrader): every chapter's release runs untouched and its
+# source earns every point; nbgrader autogrades sample submissions of chapter 04.
+test-course: $(STAMP)
+	$(SKIP_DRAWING) $(PY) -m pytest tests/course -q -p no:nbval
 
 # Every page of the built site in Chromium: console errors, failed or third-party
 # requests, unrendered math, broken images and links, search, a few interactions,
@@ -176,8 +179,18 @@ serve:
 bench: $(STAMP)
 	$(PY) -m benchmarks.bench
 
-student: $(STAMP)
-	$(PY) -m tools.student notebooks _build/student $(if $(FORCE),--force,)
+# The nbgrader course: source/ (model answers, hidden tests), release/ (what students
+# get, made by nbgrader generate_assignment), gradebook.db and nbgrader_config.py.
+course: $(STAMP)
+	$(PY) -m tools.course --out _build/course $(if $(FORCE),--force,)
+
+# The same exercises as otter-grader assignments (Gradescope): _build/otter/chNN/dist.
+otter: $(STAMP)
+	$(PY) -m tools.course --otter --out _build/otter $(if $(FORCE),--force,)
+
+# The student notebooks: the course's release, one folder per chapter.
+student: course
+	$(PY) -m tools.course --out _build/course --student-copies _build/student $(if $(FORCE),--force,)
 
 student-book: $(STAMP)
 	$(PY) tools/student_book.py
@@ -197,7 +210,7 @@ sync-setup: $(STAMP)
 # with uv (which keeps every version already in constraints.txt that still fits).
 lock: $(STAMP)
 	mkdir -p _build
-	grep -hvE '^\s*(#|-c|-r|-e|$$)' requirements.txt requirements-dev.txt > _build/lock-input.txt
+	grep -hvE '^\s*(#|-c|-r|-e|$$)' requirements.txt requirements-course.txt requirements-dev.txt > _build/lock-input.txt
 	grep -v '^#' constraints.txt > _build/constraints.txt
 	$$(command -v $(BIN)/uv || command -v uv) pip compile _build/lock-input.txt --python-version 3.11 \
 		--no-header --no-annotate --quiet -o _build/constraints.txt

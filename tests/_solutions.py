@@ -1,5 +1,5 @@
 """Where the solutions are in a notebook, worked out line by line, independently of
-``tools.student`` (shared by the student-copy and student-website tests)."""
+``tools.course`` (shared by the course and student-website tests)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,101 @@
+"""Every chapter's course edition, run as a student and as the instructor.
+
+``make course`` writes, per chapter with exercises, the nbgrader source (model
+answers inside the answer cells, hidden tests after each check) and the release
+that ``nbgrader generate_assignment`` makes from it. Here
+
+* the release runs top to bottom in a fresh kernel without an error, every check
+  saying "Not attempted yet", and holds no line of any model answer;
+* the source runs top to bottom without an error: every hidden test passes on the
+  model answers, so a correct submission earns every autograded point.
+
+This replaces the old student-copy run (tools/student.py): the student copies are
+now nbgrader's release, executed once here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+from _solutions import solution_lines
+
+from tools.course import assignment_name, chapters_with_exercises, write_course
+
+CHAPTERS = chapters_with_exercises()
+_SOLUTION = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.DOTALL)
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("course")
+    write_course(folder, CHAPTERS)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _run(path: Path) -> nbformat.NotebookNode:
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(
+        nb, kernel_name="python3", timeout=300, allow_errors=True, resources={"metadata": {"path": str(path.parent)}}
+    ).execute()
+    return nb
+
+
+def _errors(nb: nbformat.NotebookNode) -> list[str]:
+    return [
+        f"{cell.metadata.get('nbgrader', {}).get('grade_id', cell.source[:40])}: {out.ename}: {out.evalue[:200]}"
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for out in cell.outputs
+        if out.output_type == "error"
+    ]
+
+
+def _text(cell: nbformat.NotebookNode) -> str:
+    return "".join(out.get("text", "") + str(out.get("data", {}).get("text/plain", "")) for out in cell.outputs)
+
+
+def test_every_chapter_with_exercises_is_in_the_course():
+    assert [assignment_name(path) for path in CHAPTERS] == [f"ch{n:02d}" for n in range(1, 13)]
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
+def test_release_runs_untouched_and_holds_no_answer(course, chapter):
+    name = assignment_name(chapter)
+    release = course / "release" / name / chapter.name
+    source_text = json.loads((course / "source" / name / chapter.name).read_text())
+    model_lines = {
+        line.strip()
+        for cell in source_text["cells"]
+        for block in _SOLUTION.findall("".join(cell["source"]))
+        for line in block.splitlines()
+        if len(line.strip()) > 12 and not line.strip().startswith("#")
+    }
+    release_text = release.read_text()
+    leaked = sorted(line for line in model_lines if line in release_text)
+    assert not leaked, f"model answer lines in the release of {name}: {leaked[:5]}"
+    # and, found independently of tools/course.py, no line of the book's own solutions
+    release_lines = {
+        line.strip() for cell in json.loads(release_text)["cells"] for line in "".join(cell["source"]).splitlines()
+    }
+    book_leaked = sorted(solution_lines(json.loads(chapter.read_text())) & release_lines)
+    assert not book_leaked, f"solution lines of the book in the release of {name}: {book_leaked[:5]}"
+    nb = _run(release)
+    assert not _errors(nb)
+    graded = [cell for cell in nb.cells if cell.metadata.get("nbgrader", {}).get("grade") and cell.cell_type == "code"]
+    assert graded, "no autograded cell"
+    for cell in graded:
+        assert "Not attempted yet" in _text(cell), cell.metadata["nbgrader"]["grade_id"]
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
+def test_model_answers_pass_every_hidden_test(course, chapter):
+    nb = _run(course / "source" / assignment_name(chapter) / chapter.name)
+    assert not _errors(nb)

@@ -1,0 +1,134 @@
+"""nbgrader grades real submissions of chapter 04 as an instructor expects.
+
+``make course`` (tools/course.py) turns the chapter into an nbgrader assignment;
+here five students submit it and ``nbgrader autograde`` (with a short per-cell
+timeout) and ``nbgrader generate_feedback`` run on the lot. Chapter 04 has three
+autograded exercises worth 2, 2 and 3 points (7) and one written answer (graded by
+hand, 2 points). The expected scores are worked out from those points.
+
+Slow (each submission runs the whole chapter): ``make test-course``, part of
+``make test``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tools.course import run_nbgrader, write_course
+
+ROOT = Path(__file__).resolve().parents[2]
+CHAPTER = ROOT / "notebooks" / "04_sine_cosine_pairs.ipynb"
+ASSIGNMENT = "ch04"
+POINTS = {"ex-04-row": 2.0, "ex-04-wavelength": 2.0, "ex-04-layout": 3.0}
+
+CORRECT = {
+    "ex-04-row-answer": (
+        "k = np.arange(3)\nw = 10000.0 ** (-2 * k / 6)\npe_7 = np.empty(6)\n"
+        "pe_7[0::2], pe_7[1::2] = np.sin(7 * w), np.cos(7 * w)"
+    ),
+    "ex-04-wavelength-answer": "wavelength_301 = 2 * np.pi * 10000.0 ** (2 * (301 // 2) / 512)",
+    "ex-04-layout-answer": "w_concat = w_interleaved[perm]",
+}
+SWAPPED = CORRECT["ex-04-row-answer"].replace("np.sin(7 * w), np.cos(7 * w)", "np.cos(7 * w), np.sin(7 * w)")
+
+SUBMISSIONS = {
+    # every answer right: every autograded point
+    "correct": dict(CORRECT),
+    # the release as handed out: nothing
+    "untouched": {},
+    # one mistake the check names, one answer left out that prints "Correct:" instead
+    "mistakes": {
+        **CORRECT,
+        "ex-04-row-answer": SWAPPED,
+        "ex-04-wavelength-answer": 'wavelength_301 = None\nprint("Correct: ")',
+    },
+    # the checks redefined, and a test cell edited to check nothing
+    "tricks": {
+        "ex-04-row-answer": "pe_7 = np.zeros(6)\ncheck_encoding_row = lambda *args, **kwargs: 'Correct: yes'",
+        "ex-04-wavelength": "wavelength_301 = 1.0\nprint('Correct: ')",
+        "ex-04-layout-answer": "w_concat = np.zeros((8, 3))\ncheck_concat_readout = print",
+    },
+    # a helper call instead of the formula, and an endless loop
+    "shortcut-and-loop": {
+        **CORRECT,
+        "ex-04-row-answer": "pe_7 = sinusoidal_encoding([7], 6)[0]",
+        "ex-04-wavelength-answer": "while True:\n    pass",
+    },
+}
+EXPECTED = {
+    "correct": {"ex-04-row": 2.0, "ex-04-wavelength": 2.0, "ex-04-layout": 3.0},
+    "untouched": {"ex-04-row": 0.0, "ex-04-wavelength": 0.0, "ex-04-layout": 0.0},
+    "mistakes": {"ex-04-row": 0.0, "ex-04-wavelength": 0.0, "ex-04-layout": 3.0},
+    "tricks": {"ex-04-row": 0.0, "ex-04-wavelength": 0.0, "ex-04-layout": 0.0},
+    "shortcut-and-loop": {"ex-04-row": 0.0, "ex-04-wavelength": 0.0, "ex-04-layout": 3.0},
+}
+
+
+def _submit(course: Path, student: str, edits: dict[str, str]) -> None:
+    release = course / "release" / ASSIGNMENT / CHAPTER.name
+    nb = json.loads(release.read_text())
+    for cell in nb["cells"]:
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if grade_id in edits:
+            cell["source"] = edits[grade_id]
+    folder = course / "submitted" / student / ASSIGNMENT
+    folder.mkdir(parents=True)
+    (folder / CHAPTER.name).write_text(json.dumps(nb, indent=1))
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    course = tmp_path_factory.mktemp("course")
+    write_course(course, [CHAPTER])
+    for student, edits in SUBMISSIONS.items():
+        _submit(course, student, edits)
+    result = run_nbgrader(["autograde", ASSIGNMENT, "--Execute.timeout=30"], course, check=False, capture_output=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    run_nbgrader(["generate_feedback", ASSIGNMENT], course)
+    yield course
+    shutil.rmtree(course, ignore_errors=True)
+
+
+def _scores(course: Path, student: str) -> dict[str, float]:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        return {
+            grade_id: gradebook.find_grade(grade_id, CHAPTER.stem, ASSIGNMENT, student).score for grade_id in POINTS
+        }
+
+
+def _feedback(course: Path, student: str) -> str:
+    return (course / "feedback" / student / ASSIGNMENT / f"{CHAPTER.stem}.html").read_text()
+
+
+@pytest.mark.parametrize("student", list(SUBMISSIONS))
+def test_autograded_scores(graded, student):
+    assert _scores(graded, student) == EXPECTED[student]
+
+
+def test_the_release_has_no_solution_and_no_hidden_test(graded):
+    text = (graded / "release" / ASSIGNMENT / CHAPTER.name).read_text()
+    for line in ("w_interleaved[perm]", "np.sin(7 * omega_6)", "BEGIN HIDDEN TESTS", "_grading", "BEGIN SOLUTION"):
+        assert line not in text
+
+
+def test_feedback_names_the_mistake_and_the_shortcut(graded):
+    mistakes = _feedback(graded, "mistakes")
+    assert "sine and cosine are swapped" in mistakes
+    shortcut = _feedback(graded, "shortcut-and-loop")
+    assert "calls `sinusoidal_encoding`, which does it for you" in shortcut.replace("&#x60;", "`")
+    assert "CellTimeoutError" in shortcut
+
+
+def test_written_answers_wait_for_a_person(graded):
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{graded / 'gradebook.db'}") as gradebook:
+        answered = gradebook.find_grade("ex-04-norm", CHAPTER.stem, ASSIGNMENT, "untouched")
+        assert answered.score == 0  # untouched answer cell: nbgrader gives 0 by its checksum
+        assert gradebook.find_submission(ASSIGNMENT, "correct").max_score == sum(POINTS.values()) + 2

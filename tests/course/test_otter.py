@@ -1,0 +1,87 @@
+"""otter-grader (Gradescope) grades chapter 04 with the same checks as nbgrader.
+
+``make otter`` writes the otter master notebook and runs ``otter assign``; here
+``otter run`` grades two submissions locally with the autograder zip. Chapter 04's
+autograded exercises are worth 2, 2 and 3 points (7).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tools.course import write_otter
+
+ROOT = Path(__file__).resolve().parents[2]
+CHAPTER = ROOT / "notebooks" / "04_sine_cosine_pairs.ipynb"
+ANSWERS = {
+    "pe_7 = None": (
+        "k = np.arange(3)\nw = 10000.0 ** (-2 * k / 6)\npe_7 = np.empty(6)\n"
+        "pe_7[0::2], pe_7[1::2] = np.sin(7 * w), np.cos(7 * w)"
+    ),
+    "wavelength_301 = None": "wavelength_301 = 2 * np.pi * 10000.0 ** (2 * (301 // 2) / 512)",
+    "w_concat = None": "w_concat = w_interleaved[perm]",
+}
+WRONG = {  # a helper call for the first, nothing for the second, the third right
+    "pe_7 = None": "pe_7 = sinusoidal_encoding([7], 6)[0]",
+    "w_concat = None": ANSWERS["w_concat = None"],
+}
+
+
+@pytest.fixture(scope="module")
+def assignment(tmp_path_factory):
+    out = tmp_path_factory.mktemp("otter")
+    (autograder,) = write_otter(out, [CHAPTER])
+    return out / "ch04" / "dist" / "student" / CHAPTER.name, autograder
+
+
+def _grade(student_nb: Path, autograder: Path, answers: dict[str, str], folder: Path) -> dict:
+    nb = json.loads(student_nb.read_text())
+    for cell in nb["cells"]:
+        for start, answer in answers.items():
+            if "".join(cell["source"]).startswith(start):
+                cell["source"] = answer
+    folder.mkdir()
+    submission = folder / CHAPTER.name
+    submission.write_text(json.dumps(nb))
+    scripts = Path(sys.executable).parent
+    env = {**os.environ, "PATH": f"{scripts}{os.pathsep}{os.environ['PATH']}"}
+    subprocess.run(
+        [str(scripts / "otter"), "run", "-a", str(autograder), "-o", str(folder), str(submission)],
+        check=True,
+        env=env,
+        capture_output=True,
+    )
+    results = json.loads((folder / "results.json").read_text())
+    return {test["name"]: test for test in results["tests"]}
+
+
+def test_student_notebook_holds_no_answer_and_no_test(assignment):
+    student_nb, _ = assignment
+    text = student_nb.read_text()
+    for line in ("w_interleaved[perm]", "np.sin(7 * omega_6)", "_grading", "BEGIN SOLUTION"):
+        assert line not in text
+
+
+def test_correct_submission_earns_every_point(assignment, tmp_path):
+    tests = _grade(*assignment, ANSWERS, tmp_path / "correct")
+    assert {name: t["score"] for name, t in tests.items()} == {
+        "ex-04-row": 2.0,
+        "ex-04-wavelength": 2.0,
+        "ex-04-layout": 3.0,
+    }
+
+
+def test_shortcut_and_untouched_answers_earn_nothing(assignment, tmp_path):
+    tests = _grade(*assignment, WRONG, tmp_path / "wrong")
+    assert {name: t["score"] for name, t in tests.items()} == {
+        "ex-04-row": 0.0,
+        "ex-04-wavelength": 0.0,
+        "ex-04-layout": 3.0,
+    }
+    assert "calls `sinusoidal_encoding`, which does it for you" in tests["ex-04-row"]["output"]

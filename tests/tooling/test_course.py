@@ -1,0 +1,141 @@
+"""tools/course.py and posenc_helpers.checks._grading on small notebooks written by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from posenc_helpers.checks import CheckResult, _grading
+from tools import course
+
+
+def _md(text, **meta):
+    return {"cell_type": "markdown", "metadata": meta, "source": text}
+
+
+def _code(text, **meta):
+    return {"cell_type": "code", "metadata": meta, "source": text, "outputs": [], "execution_count": 3}
+
+
+def _nbg(grade_id, **flags):
+    return {
+        "nbgrader": {
+            "grade_id": grade_id,
+            "schema_version": 3,
+            "locked": False,
+            "grade": False,
+            "solution": False,
+            "task": False,
+            **flags,
+        }
+    }
+
+
+BOOK = {
+    "metadata": {},
+    "nbformat": 4,
+    "nbformat_minor": 5,
+    "cells": [
+        _md("# 4. Title\n\n## Exercises\n\n```{exercise-start}\n:label: ex-a\n```\n\n**Apply.** Do a."),
+        _code("x = None  # your answer", **_nbg("ex-a-answer", solution=True)),
+        _code(
+            "check_a(x, n=3)",
+            **_nbg("ex-a", grade=True, locked=True, points=2),
+            exercise={"answer": ["x"], "forbid": ["helper_a"]},
+        ),
+        _md("```{exercise-end}\n```\n\n```{solution-start} ex-a\n:class: dropdown\n```\n\nWhy a works."),
+        _code("x = 2 + 1\ncheck_a(x, n=3)", tags=["solution"]),
+        _md(
+            "```{solution-end}\n```\n\n```{exercise}\n:label: ex-b\n\n**Explain.** Say b.\n```\n\n"
+            "```{solution} ex-b\n:class: dropdown\n\nBecause b.\n```"
+        ),
+        _md(
+            "*Your answer (a few sentences):*\n",
+            tags=["remove-cell"],
+            **_nbg("ex-b", grade=True, solution=True, points=2),
+        ),
+    ],
+}
+
+
+def test_course_notebook_moves_the_solution_into_the_answer_cell_and_adds_hidden_tests():
+    out = course.course_notebook(BOOK, chapter=4)
+    sources = ["".join(cell["source"]) for cell in out["cells"]]
+    assert sources[0] == "# 4. Title\n\n## Exercises\n\n### Exercise 4.1\n\n**Apply.** Do a.\n"
+    assert sources[1] == "x = None  # your answer\n### BEGIN SOLUTION\nx = 2 + 1\n### END SOLUTION"
+    assert sources[2].startswith("check_a(x, n=3)\n### BEGIN HIDDEN TESTS\n")
+    assert "_grading.require_correct(_grading.original('check_a')(x, n=3), 'ex-a')" in sources[2]
+    assert "forbid=['helper_a']" in sources[2] and sources[2].endswith("### END HIDDEN TESTS")
+    # the solution block is gone; the prose exercise becomes a heading; its model answer moves
+    assert sources[3] == "### Exercise 4.2\n\n**Explain.** Say b.\n"
+    assert sources[4] == "### BEGIN SOLUTION\nBecause b.\n### END SOLUTION"
+    assert out["cells"][4]["metadata"]["tags"] == []  # shown in the course (hidden on the website)
+    assert all(cell.get("outputs", []) == [] for cell in out["cells"])
+    assert len(out["cells"]) == 5
+    assert BOOK["cells"][1]["source"] == "x = None  # your answer"  # the book's notebook is left alone
+
+
+def test_course_notebook_refuses_an_answer_cell_without_a_solution():
+    book = {**BOOK, "cells": BOOK["cells"][:3]}
+    with pytest.raises(ValueError, match="ex-a: an answer cell with no solution"):
+        course.course_notebook(book, chapter=4)
+
+
+def test_assignment_names_and_a_refused_folder(tmp_path):
+    assert course.assignment_name(course.NOTEBOOKS / "04_sine_cosine_pairs.ipynb") == "ch04"
+    with pytest.raises(ValueError, match="path must be a chapter notebook"):
+        course.assignment_name(tmp_path / "intro.ipynb")
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(FileExistsError, match="use --force"):
+        course.write_course(tmp_path, [])
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_student_copies_never_overwrite_without_force(tmp_path):
+    (tmp_path / "course" / "release" / "ch04").mkdir(parents=True)
+    (tmp_path / "course" / "release" / "ch04" / "04_x.ipynb").write_text("{}")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "04_x.ipynb").write_text("my work")
+    with pytest.raises(FileExistsError, match="04_x.ipynb"):
+        course.write_student_copies(tmp_path / "course", tmp_path / "out")
+    assert (tmp_path / "out" / "04_x.ipynb").read_text() == "my work"
+    course.write_student_copies(tmp_path / "course", tmp_path / "out", force=True)
+    assert (tmp_path / "out" / "04_x.ipynb").read_text() == "{}"
+
+
+def test_original_is_the_package_check_whatever_the_notebook_did():
+    import posenc_helpers.checks.ch04_sine_cosine as module
+
+    saved = module.check_encoding_row
+    module.check_encoding_row = lambda *args, **kwargs: CheckResult("correct", "Correct: fake")
+    try:
+        check = _grading.original("check_encoding_row")
+        with pytest.raises(AssertionError):
+            check([0.0] * 4, 2, 4)  # a wrong row, rejected by the real check
+    finally:
+        module.check_encoding_row = saved
+    with pytest.raises(ValueError, match="name must be"):
+        _grading.original("sinusoidal_encoding")
+
+
+def test_require_correct_gives_nothing_for_a_placeholder():
+    with pytest.raises(AssertionError, match="ex-a: not answered yet"):
+        _grading.require_correct(CheckResult("not attempted", "Not attempted yet."), "ex-a")
+    with pytest.raises(AssertionError):
+        _grading.require_correct("Correct: printed by hand", "ex-a")
+    _grading.require_correct(CheckResult("correct", "Correct: yes"), "ex-a")
+
+
+def test_require_own_code_reads_the_answer_cell_from_the_history():
+    history = ["import numpy as np", "pe = sinusoidal_encoding([7], 6)[0]", "x = 1", "check(pe)"]
+    with pytest.raises(AssertionError, match="calls `sinusoidal_encoding`, which does it for you"):
+        _grading.require_own_code(history, "ex-a", answers=["pe"], forbid=["sinusoidal_encoding"])
+    later = [*history[:-1], "pe = np.sin(7 * w)", "check(pe)"]  # answered again, by hand
+    _grading.require_own_code(later, "ex-a", answers=["pe"], forbid=["sinusoidal_encoding"])
+    with pytest.raises(AssertionError, match="build the answer with `shift_matrix`"):
+        _grading.require_own_code(later, "ex-a", answers=["pe"], require=["shift_matrix"])
+    as_function = ["def f(t):\n    return alibi_slopes(8) * t", "check(f)"]
+    with pytest.raises(AssertionError, match="`alibi_slopes`"):
+        _grading.require_own_code(as_function, "ex-b", answers=["f"], forbid=["alibi_slopes"])
+    aliased = ["from posenc_helpers import alibi_slopes as s\nslopes = s(20)", "check(slopes)"]
+    with pytest.raises(AssertionError, match="`alibi_slopes`"):
+        _grading.require_own_code(aliased, "ex-c", answers=["slopes"], forbid=["alibi_slopes"])

@@ -1,0 +1,573 @@
+"""The book's chapters as an nbgrader course: ``make course``.
+
+Run it as a program::
+
+    python -m tools.course [--out _build/course] [--force] [CHAPTER ...]
+    python -m tools.course --otter [--out _build/otter] [--force] [CHAPTER ...]
+
+Every chapter with exercises becomes an nbgrader assignment ``chNN``. The
+notebooks already carry nbgrader's cell metadata (each code exercise is a locked
+set-up cell, an answer cell and a locked test cell with points; each question in
+words a manually graded answer cell); what nbgrader cannot do, this module does,
+writing ``OUT/source/chNN/<notebook>.ipynb``:
+
+* the book shows each solution in a folded block after its exercise; nbgrader
+  wants it inside the answer cell, between ``### BEGIN SOLUTION`` and ``### END
+  SOLUTION``. The solution's code (without its calls to the check) moves into the
+  answer cell, its words into the manually graded answer cell as the model
+  answer, and the folded blocks go;
+* after each visible check, hidden tests (``### BEGIN HIDDEN TESTS``) call the
+  check as the installed package defines it, so an edited or redefined check earns
+  nothing, and read the answer cell from IPython's history to refuse a helper call
+  that does the exercise's work (:mod:`posenc_helpers.checks._grading`);
+* the exercise directives become plain Markdown headings numbered by chapter
+  ("Exercise 4.2"), readable where MyST is not rendered.
+
+Then ``nbgrader generate_assignment`` itself writes the student version
+(``OUT/release``: solutions, hidden tests and outputs cleared, cells locked,
+checksums recorded) and the gradebook. ``OUT/nbgrader_config.py`` sets the stubs
+and a per-cell execution timeout; ``nbgrader autograde chNN`` and ``nbgrader
+generate_feedback chNN`` run in ``OUT``.
+
+With ``--otter`` (``make otter``) each chapter becomes an otter-grader master
+notebook instead (``OUT/chNN/``): the same answer cells, the visible check kept, and
+the hidden tests as one exception-based otter test per exercise; ``otter assign``
+then writes the student notebook and the Gradescope autograder zip into
+``OUT/chNN/dist``, and ``otter run -a <zip> <submission>`` grades locally. Written
+answers are left for a person to grade in both tools.
+
+``OUT`` must be empty or absent, or a folder this tool wrote before, unless
+``--force`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import builtins
+import copy
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+DEFAULT_OUT = ROOT / "_build" / "course"
+MARKER = ".posenc-course"  # written into OUT: this folder is a course this tool made
+
+CELL_TIMEOUT = 300  # seconds per cell when grading (the slowest cell of the book takes about a minute)
+CODE_STUB = "# (your code)"
+TEXT_STUB = "*Write your answer here.*"
+
+_FENCE = r"(?P<fence>`{3,}|:{3,})"
+_EXERCISE_START = re.compile(
+    r"^" + _FENCE + r"\{exercise-start\}[^\n]*\n(?P<options>(?:[ \t]*:[\w-]+:[^\n]*\n)*)(?P=fence)[ \t]*(?:\n|$)",
+    re.MULTILINE,
+)
+_EXERCISE_END = re.compile(r"^" + _FENCE + r"\{exercise-end\}[^\n]*\n(?P=fence)[ \t]*(?:\n|$)", re.MULTILINE)
+_EXERCISE_DIRECTIVE = re.compile(
+    r"^" + _FENCE + r"\{exercise\}[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*(?:\n|$)", re.MULTILINE | re.DOTALL
+)
+_SOLUTION_DIRECTIVE = re.compile(
+    r"^" + _FENCE + r"\{solution\}[ \t]*(?P<label>\S*)[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*(?:\n|$)",
+    re.MULTILINE | re.DOTALL,
+)
+_SOLUTION_START = re.compile(r"^" + _FENCE + r"\{solution-start\}[ \t]*(?P<label>\S+)[^\n]*\n", re.MULTILINE)
+_SOLUTION_END = re.compile(r"^" + _FENCE + r"\{solution-end\}[^\n]*\n(?P=fence)[ \t]*(?:\n|$)", re.MULTILINE)
+_OPTION = re.compile(r"^[ \t]*:(?P<key>[\w-]+):[ \t]*(?P<value>[^\n]*)$", re.MULTILINE)
+_CHAPTER = re.compile(r"^(?P<number>\d\d)_")
+
+
+@dataclass
+class Solutions:
+    """What the book's folded solutions hold, per exercise label."""
+
+    code: dict[str, list[str]] = field(default_factory=dict)
+    words: dict[str, list[str]] = field(default_factory=dict)
+
+
+def _source(cell: dict[str, Any]) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def _nbgrader(cell: dict[str, Any]) -> dict[str, Any]:
+    return dict(cell.get("metadata", {}).get("nbgrader", {}))
+
+
+def _options(block: str) -> dict[str, str]:
+    return {m.group("key"): m.group("value").strip() for m in _OPTION.finditer(block)}
+
+
+def _strip_option_lines(body: str) -> str:
+    return _OPTION.sub("", body, count=0).lstrip("\n") if body.lstrip().startswith(":") else body
+
+
+def without_check_calls(source: str) -> str:
+    """``source`` without its top-level calls to a ``check_*`` function (the grader calls them)."""
+    tree = ast.parse(source)
+    lines = source.split("\n")
+    drop: set[int] = set()
+    for node in tree.body:
+        call = node.value if isinstance(node, ast.Expr) else None
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id.startswith("check_"):
+            drop.update(range(node.lineno - 1, (node.end_lineno or node.lineno)))
+    kept = [line for i, line in enumerate(lines) if i not in drop]
+    return "\n".join(kept).strip("\n")
+
+
+def split_solutions(cells: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], Solutions]:
+    """The cells without the book's solutions, and the solutions by label.
+
+    A gated solution runs from a ``{solution-start} label`` directive to the next
+    ``{solution-end}``, across cells; its code cells and the Markdown inside go.
+    A plain ``{solution} label`` directive is cut out of its cell.
+    """
+    kept: list[dict[str, Any]] = []
+    solutions = Solutions()
+    current: str | None = None
+    for cell in cells:
+        text = _source(cell)
+        if cell["cell_type"] == "code":
+            if current is not None:
+                solutions.code.setdefault(current, []).append(text)
+            else:
+                kept.append(cell)
+            continue
+        out = []
+        position = 0
+        while position <= len(text):
+            if current is None:
+                start = _SOLUTION_START.search(text, position)
+                if start is None:
+                    out.append(text[position:])
+                    break
+                out.append(text[position : start.start()])
+                current = start.group("label")
+                position = start.end()
+                fence_end = re.compile(r"^" + re.escape(start.group("fence")) + r"[ \t]*(?:\n|$)", re.MULTILINE)
+                options_end = fence_end.search(text, position)  # the directive's closing fence (options only)
+                if options_end is not None:
+                    position = options_end.end()
+            else:
+                end = _SOLUTION_END.search(text, position)
+                words = text[position : end.start() if end else len(text)]
+                if words.strip():
+                    solutions.words.setdefault(current, []).append(words.strip())
+                if end is None:
+                    break
+                current = None
+                position = end.end()
+        remaining = "".join(out)
+
+        def cut(match: re.Match[str]) -> str:
+            label = match.group("label")
+            body = _strip_option_lines(match.group("body")).strip()
+            solutions.words.setdefault(label, []).append(body)
+            return ""
+
+        remaining = _SOLUTION_DIRECTIVE.sub(cut, remaining)
+        if remaining.strip() or cell.get("metadata", {}).get("nbgrader"):
+            new = copy.deepcopy(cell)
+            new["source"] = remaining.strip("\n") + ("\n" if remaining.strip() else "")
+            kept.append(new)
+    return kept, solutions
+
+
+def exercise_numbers(cells: list[dict[str, Any]], chapter: int) -> dict[str, str]:
+    """Label -> "4.2": the exercises of chapter ``chapter`` numbered in order."""
+    numbers: dict[str, str] = {}
+    for cell in cells:
+        if cell["cell_type"] != "markdown":
+            continue
+        text = _source(cell)
+        for match in sorted(
+            [*_EXERCISE_START.finditer(text), *_EXERCISE_DIRECTIVE.finditer(text)], key=lambda m: m.start()
+        ):
+            label = _options(match.group(0)).get("label")
+            if label and label not in numbers:
+                numbers[label] = f"{chapter}.{len(numbers) + 1}"
+    return numbers
+
+
+def plain_exercises(text: str, numbers: dict[str, str]) -> str:
+    """Exercise directives as plain Markdown: a numbered heading, then the text."""
+
+    def heading(label: str | None) -> str:
+        number = numbers.get(label or "", "")
+        return f"### Exercise {number}".rstrip() + "\n\n"
+
+    text = _EXERCISE_START.sub(lambda m: heading(_options(m.group("options")).get("label")), text)
+    text = _EXERCISE_END.sub("", text)
+    return _EXERCISE_DIRECTIVE.sub(
+        lambda m: heading(_options(m.group("body")).get("label")) + _strip_option_lines(m.group("body")).strip() + "\n",
+        text,
+    )
+
+
+def hidden_tests(check_source: str, label: str, exercise: dict[str, Any]) -> str:
+    """The hidden tests that follow the visible check ``check_source`` of exercise ``label``."""
+    tree = ast.parse(check_source)
+    call = tree.body[-1].value if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+        raise ValueError(f"{label}: the test cell must end with a call to its check")
+    arguments = ast.get_source_segment(check_source, call)
+    assert arguments is not None
+    replayed = f"_grading.original({call.func.id!r})" + arguments[len(call.func.id) :]
+    lines = [
+        "### BEGIN HIDDEN TESTS",
+        "from posenc_helpers.checks import _grading",
+        "",
+        f"_grading.require_correct({replayed}, {label!r})",
+    ]
+    answers = list(exercise.get("answer", []))
+    if exercise.get("forbid") or exercise.get("require"):
+        lines.append(
+            f"_grading.require_own_code(In, {label!r}, answers={answers!r}, "
+            f"forbid={list(exercise.get('forbid', []))!r}, require={list(exercise.get('require', []))!r})"
+        )
+    lines.append("### END HIDDEN TESTS")
+    return "\n".join(lines)
+
+
+def course_notebook(nb: dict[str, Any], chapter: int) -> dict[str, Any]:
+    """The nbgrader source version of a chapter notebook (see the module docstring)."""
+    nb = copy.deepcopy(nb)
+    cells, solutions = split_solutions(nb["cells"])
+    numbers = exercise_numbers(nb["cells"], chapter)
+    for cell in cells:
+        meta = _nbgrader(cell)
+        text = _source(cell)
+        if cell["cell_type"] == "markdown" and not meta:
+            cell["source"] = plain_exercises(text, numbers)
+            continue
+        grade_id = str(meta.get("grade_id", ""))
+        label = re.sub(r"-(answer|setup|words)$", "", grade_id)
+        if cell["cell_type"] == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+            if meta.get("solution"):
+                code = [without_check_calls(source) for source in solutions.code.get(label, [])]
+                if not code:
+                    raise ValueError(f"{label}: an answer cell with no solution in the book")
+                cell["source"] = f"{text.rstrip()}\n### BEGIN SOLUTION\n" + "\n\n".join(code) + "\n### END SOLUTION"
+            elif meta.get("grade"):
+                exercise = cell.get("metadata", {}).get("exercise", {})
+                cell["source"] = text.rstrip() + "\n" + hidden_tests(text, label, exercise)
+        elif meta.get("solution"):  # a question in words: the model answer, hidden from students
+            words = solutions.words.get(label)
+            if not words:
+                raise ValueError(f"{label}: a written answer cell with no model answer in the book")
+            question = "" if grade_id == label else text.replace("*Your answer (a few sentences):*", "").strip()
+            model = "\n\n".join(words)
+            cell["source"] = (question + "\n\n" if question else "") + f"### BEGIN SOLUTION\n{model}\n### END SOLUTION"
+            tags = [tag for tag in cell.get("metadata", {}).get("tags", []) if tag != "remove-cell"]
+            cell["metadata"]["tags"] = tags
+        cell.get("metadata", {}).pop("exercise", None)
+    for cell in cells:
+        if cell["cell_type"] == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+        elif not _nbgrader(cell):
+            cell["source"] = re.sub(r"\n{3,}", "\n\n", _source(cell)).strip("\n") + "\n"
+    nb["cells"] = [cell for cell in cells if cell["cell_type"] == "code" or _source(cell).strip() or _nbgrader(cell)]
+    return nb
+
+
+def chapters_with_exercises(folder: Path = NOTEBOOKS) -> list[Path]:
+    """The chapter notebooks that have at least one graded cell."""
+    found = []
+    for path in sorted(folder.glob("[0-9][0-9]_*.ipynb")):
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        if any(_nbgrader(cell).get("grade") for cell in nb["cells"]):
+            found.append(path)
+    return found
+
+
+def assignment_name(path: Path) -> str:
+    """``notebooks/04_sine_cosine_pairs.ipynb`` -> ``ch04``."""
+    match = _CHAPTER.match(path.name)
+    if match is None:
+        raise ValueError(f"path must be a chapter notebook named NN_title.ipynb; got {path.name!r}")
+    return f"ch{match.group('number')}"
+
+
+def nbgrader_config() -> str:
+    """The course's ``nbgrader_config.py``."""
+    return (
+        "# Written by tools/course.py (make course).\n"
+        "c = get_config()  # noqa: F821\n"
+        'c.CourseDirectory.course_id = "positional-encoding"\n'
+        f"c.ClearSolutions.code_stub = {{'python': {CODE_STUB!r}}}\n"
+        f"c.ClearSolutions.text_stub = {TEXT_STUB!r}\n"
+        "# A cell that runs longer than this (an endless loop) fails; grading goes on with the next.\n"
+        f"c.Execute.timeout = {CELL_TIMEOUT}\n"
+        "c.Execute.interrupt_on_timeout = True\n"
+    )
+
+
+def _prepare(out: Path, force: bool) -> None:
+    if out.exists() and any(out.iterdir()) and not (out / MARKER).exists() and not force:
+        raise FileExistsError(f"{out} is not empty and is not a course made by tools/course.py; use --force")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / MARKER).write_text("Made by tools/course.py; make course rewrites source/ and release/.\n")
+
+
+def write_course(out: Path, chapters: list[Path], *, force: bool = False) -> list[str]:
+    """Write the course into ``out`` and run ``nbgrader generate_assignment``; the assignment names."""
+    _prepare(out, force)
+    (out / "nbgrader_config.py").write_text(nbgrader_config(), encoding="utf-8")
+    names = []
+    for path in chapters:
+        name = assignment_name(path)
+        chapter = int(name[2:])
+        source_dir = out / "source" / name
+        if source_dir.exists():
+            shutil.rmtree(source_dir)
+        source_dir.mkdir(parents=True)
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        (source_dir / path.name).write_text(
+            json.dumps(course_notebook(nb, chapter), indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+        names.append(name)
+    for name in names:
+        run_nbgrader(["generate_assignment", name, "--force"], out)
+    return names
+
+
+def run_nbgrader(arguments: list[str], course: Path, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    """Run ``nbgrader ARGUMENTS`` in ``course`` with this environment's scripts first on PATH
+    (nbgrader runs ``alembic`` from PATH to set up its gradebook)."""
+    scripts = Path(sys.executable).parent
+    env = {**os.environ, "PATH": f"{scripts}{os.pathsep}{os.environ.get('PATH', '')}"}
+    command = [str(scripts / "nbgrader"), *arguments, "--log-level=WARN"]
+    kwargs.setdefault("check", True)
+    return subprocess.run(command, cwd=course, env=env, text=True, **kwargs)
+
+
+def write_student_copies(course: Path, out: Path, *, force: bool = False) -> list[Path]:
+    """Copy the release's notebooks into ``out`` (flat); an existing file only with ``force``."""
+    release = sorted((course / "release").glob("ch[0-9][0-9]/*.ipynb"))
+    if not release:
+        raise FileNotFoundError(f"{course / 'release'} holds no notebooks: run make course first")
+    targets = [(path, out / path.name) for path in release]
+    existing = [target.name for _, target in targets if target.exists()]
+    if existing and not force:
+        raise FileExistsError(f"{out} already holds {', '.join(existing)}; use --force to replace them")
+    out.mkdir(parents=True, exist_ok=True)
+    for path, target in targets:
+        shutil.copyfile(path, target)
+    return [target for _, target in targets]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.course", description=__doc__.split("\n\n")[0])
+    parser.add_argument("chapters", nargs="*", type=Path, help="chapter notebooks (default: all with exercises)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="the course folder (default _build/course)")
+    parser.add_argument("--force", action="store_true", help="write into a folder this tool did not make")
+    parser.add_argument(
+        "--student-copies",
+        type=Path,
+        metavar="DIR",
+        help="only copy the course's release notebooks into DIR (after make course)",
+    )
+    parser.add_argument("--otter", action="store_true", help="write otter-grader assignments into --out instead")
+    args = parser.parse_args(argv)
+    try:
+        if args.otter:
+            chapters = [path.resolve() for path in args.chapters] or chapters_with_exercises()
+            zips = write_otter(args.out.resolve(), chapters, force=args.force)
+            print(f"otter-grader assignments in {args.out}: {len(zips)} autograder zip files")
+            return 0
+        if args.student_copies is not None:
+            copies = write_student_copies(args.out.resolve(), args.student_copies, force=args.force)
+            print(f"{len(copies)} student notebooks in {args.student_copies}")
+            return 0
+        chapters = [path.resolve() for path in args.chapters] or chapters_with_exercises()
+        names = write_course(args.out.resolve(), chapters, force=args.force)
+    except (FileExistsError, FileNotFoundError) as error:
+        print(error, file=sys.stderr)
+        return 2
+    print(f"nbgrader course in {args.out}: {', '.join(names)} (source/ and release/)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+# --------------------------------------------------------------------------- otter-grader
+
+OTTER_CONFIG = """# ASSIGNMENT CONFIG
+name: {name}
+requirements: requirements.txt
+init_cell: true
+check_all_cell: false
+export_cell: false
+run_tests: true
+generate:
+  pdf: false
+  show_stdout: true
+tests:
+  ok_format: false
+"""
+_BUILTINS = set(dir(builtins))
+
+
+def _raw(text: str) -> dict[str, Any]:
+    return {"cell_type": "raw", "metadata": {}, "source": text}
+
+
+def _repository() -> tuple[str, str]:
+    """The repository URL in _config.yml and the package's version."""
+    import yaml
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text()) or {}
+    url = str((config.get("repository") or {}).get("url") or "").strip().rstrip("/")
+    version = re.search(r'__version__ = "([^"]+)"', (ROOT / "posenc_helpers" / "__init__.py").read_text())
+    return url, version.group(1) if version else "0"
+
+
+def _free_names(source: str) -> list[str]:
+    """Names an expression reads, in order of first use (the test function's parameters)."""
+    names: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in names:
+            names.append(node.id)
+    return [name for name in names if name not in _BUILTINS and not name.startswith("check_")]
+
+
+def otter_test(check_source: str, label: str, exercise: dict[str, Any]) -> str:
+    """An otter exception-based test: the hidden tests of :func:`hidden_tests` as a function.
+
+    otter passes the notebook's variables to the function by parameter name.
+    """
+    tree = ast.parse(check_source)
+    call = tree.body[-1].value if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+        raise ValueError(f"{label}: the test cell must end with a call to its check")
+    segment = ast.get_source_segment(check_source, call) or ""
+    replayed = f"_grading.original({call.func.id!r})" + segment[len(call.func.id) :]
+    parameters = _free_names(segment)
+    body = [f"    _grading.require_correct({replayed}, {label!r})"]
+    if exercise.get("forbid") or exercise.get("require"):
+        parameters.append("In")
+        body.append(
+            f"    _grading.require_own_code(In, {label!r}, answers={list(exercise.get('answer', []))!r}, "
+            f"forbid={list(exercise.get('forbid', []))!r}, require={list(exercise.get('require', []))!r})"
+        )
+    name = "test_" + re.sub(r"\W", "_", label)
+    return (
+        f'""" # BEGIN TEST CONFIG\nhidden: true\nfailure_message: "{label}: not correct yet; '
+        'run the visible check for a hint."\n""" # END TEST CONFIG\n'
+        f"def {name}({', '.join(parameters)}):\n"
+        "    from posenc_helpers.checks import _grading\n\n" + "\n".join(body) + "\n"
+    )
+
+
+def otter_notebook(book_nb: dict[str, Any], chapter: int) -> dict[str, Any]:
+    """The otter-grader master notebook of a chapter (from the book's notebook)."""
+    exercises = {
+        str(_nbgrader(cell).get("grade_id")): cell.get("metadata", {}).get("exercise", {})
+        for cell in book_nb["cells"]
+        if _nbgrader(cell).get("grade") and cell["cell_type"] == "code"
+    }
+    source = course_notebook(book_nb, chapter)
+    cells: list[dict[str, Any]] = [_raw(OTTER_CONFIG.format(name=f"ch{chapter:02d}"))]
+    for cell in source["cells"]:
+        meta = _nbgrader(cell)
+        grade_id = str(meta.get("grade_id", ""))
+        label = re.sub(r"-(answer|setup|words)$", "", grade_id)
+        text = _source(cell)
+        plain = copy.deepcopy(cell)
+        plain["metadata"] = {k: v for k, v in cell.get("metadata", {}).items() if k not in ("nbgrader", "exercise")}
+        if (
+            meta
+            and grade_id in (f"{label}-setup", f"{label}-answer")
+            and not any(_source(c).startswith("# BEGIN QUESTION") and f"name: {label}\n" in _source(c) for c in cells)
+        ):
+            prompt = cells.pop() if cells and cells[-1]["cell_type"] == "markdown" else None
+            points = next(
+                (_nbgrader(c).get("points") for c in source["cells"] if _nbgrader(c).get("grade_id") == label), 1
+            )
+            cells.append(_raw(f"# BEGIN QUESTION\nname: {label}\npoints: {points}"))
+            if prompt is not None:
+                cells.append(prompt)
+        if meta.get("solution") and cell["cell_type"] == "code":
+            plain["source"] = text.replace("### BEGIN SOLUTION", "# BEGIN SOLUTION").replace(
+                "### END SOLUTION", "# END SOLUTION"
+            )
+            cells += [_raw("# BEGIN SOLUTION"), plain, _raw("# END SOLUTION")]
+        elif meta.get("grade") and cell["cell_type"] == "code":
+            visible = text.split("### BEGIN HIDDEN TESTS")[0].rstrip()
+            plain["source"] = visible
+            test = {
+                "cell_type": "code",
+                "id": f"{label}-otter-test",
+                "metadata": {},
+                "source": otter_test(visible, label, exercises.get(label, {})),
+            }
+            test["outputs"], test["execution_count"] = [], None
+            cells += [plain, _raw("# BEGIN TESTS"), test, _raw("# END TESTS"), _raw("# END QUESTION")]
+        elif meta.get("solution"):  # written answers: graded by hand, the model answer left out
+            plain["source"] = re.sub(r"### BEGIN SOLUTION.*?### END SOLUTION", TEXT_STUB, text, flags=re.DOTALL)
+            cells.append(plain)
+        else:
+            cells.append(plain)
+    seen: set[str] = set()
+    for index, cell in enumerate(cells):  # nbformat 4.5 wants a unique id on every cell
+        if not cell.get("id") or cell["id"] in seen:
+            cell["id"] = f"otter-{index}"
+        seen.add(cell["id"])
+    master = copy.deepcopy(source)
+    master["cells"] = cells
+    return master
+
+
+def otter_requirements(url: str, version: str) -> str:
+    """The grading image's requirements: the book's pins, and posenc_helpers at the release tag."""
+    pins = [
+        line.strip()
+        for line in (ROOT / "requirements.txt").read_text().splitlines()
+        if re.match(r"^(numpy|matplotlib|ipywidgets|jax|jaxlib|optax|tqdm)==", line.strip())
+    ]
+    if url:
+        package = f"posenc-helpers[widgets,lab] @ git+{url}@v{version}"
+    else:
+        package = (
+            "# posenc-helpers: set repository.url in _config.yml (the release tag v"
+            f"{version} is installed from it), or list a wheel of the package here"
+        )
+    return (
+        "# Written by tools/course.py (make otter): what Gradescope installs to grade.\n"
+        + "\n".join([*pins, package])
+        + "\n"
+    )
+
+
+def write_otter(out: Path, chapters: list[Path], *, force: bool = False) -> list[Path]:
+    """Write each chapter's otter master notebook into ``out/chNN/`` and run ``otter assign``
+    on it (into ``out/chNN/dist``); the autograder zip files."""
+    _prepare(out, force)
+    scripts = Path(sys.executable).parent
+    env = {**os.environ, "PATH": f"{scripts}{os.pathsep}{os.environ.get('PATH', '')}"}
+    zips = []
+    for path in chapters:
+        name = assignment_name(path)
+        folder = out / name
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        master = folder / path.name
+        (folder / "requirements.txt").write_text(otter_requirements(*_repository()), encoding="utf-8")
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        master.write_text(json.dumps(otter_notebook(nb, int(name[2:])), indent=1, ensure_ascii=False) + "\n")
+        subprocess.run(
+            [str(scripts / "otter"), "assign", path.name, "dist"], cwd=folder, env=env, check=True, text=True
+        )
+        zips += sorted((folder / "dist" / "autograder").glob("*.zip"))
+    return zips
