@@ -44,7 +44,7 @@ SKIP_DRAWING := PYTHONSTARTUP=$(abspath tools/skip_figure_drawing.py)
 
 .PHONY: help setup book book-only test test-unit test-doctest lint test-notebooks test-notebooks-native \
         test-notebooks-portable test-course test-student-book test-browser browser-only \
-        audit notebooks text sync-setup lab serve bench course otter student student-book lock clean distclean \
+        audit notebooks text sync-setup lab serve bench course otter student student-book lock release clean distclean \
         _test-parallel _book-then-browser
 
 help:
@@ -69,6 +69,7 @@ help:
 	@echo "make text       each notebook's MyST Markdown twin in notebooks/text (make notebooks does it too)"
 	@echo "make sync-setup the notebooks' Colab set-up cell, from repository.url in _config.yml"
 	@echo "make lock       regenerate constraints.txt from the direct pins"
+	@echo "make release    the package's wheel and sdist into _build/dist, checked; prints the manual steps"
 	@echo "make record-lab rerun chapter 11's protocol and record the verdicts chapter 10 shows"
 	@echo "make clean      remove build outputs (keeps .venv); make distclean also removes .venv"
 
@@ -216,6 +217,19 @@ lock: $(STAMP)
 		--no-header --no-annotate --quiet -o _build/constraints.txt
 	{ echo "# Full lock of the environment, resolved by uv for Python 3.11 (also used on newer versions)."; \
 	  echo "# Regenerate with: make lock"; cat _build/constraints.txt; } > constraints.txt
+
+# A release (CONTRIBUTING.md, "Cutting a release"): the project files agree on the version
+# (tests/tooling/test_project.py), then the wheel and sdist of posenc_helpers go into _build/dist
+# (python -m build: the sdist, and the wheel built from it), twine checks their metadata and that
+# README.md renders, and tools/release.py checks that both hold the licence files and the data
+# files, then prints the steps that stay manual (tag, push, publish).
+DIST := _build/dist
+release: $(STAMP)
+	$(PY) -m pytest -q -p no:nbval tests/tooling/test_project.py
+	rm -rf $(DIST)
+	$(PY) -m build --outdir $(DIST) .
+	$(PY) -m twine check --strict $(DIST)/*
+	$(PY) -m tools.release check $(DIST)
 
 # Chapter 10 shows whether trained models work past their training length; chapter 11
 # measures it. This reruns chapter 11's protocol and writes the verdicts chapter 10 reads

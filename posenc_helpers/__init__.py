@@ -68,6 +68,9 @@ from .sinusoidal import (
     wavelengths,
 )
 
+# The one place the version is written. pyproject.toml reads it (setuptools' dynamic version), the
+# book's footer shows it (tools/release.py), and tests/tooling/test_project.py holds CITATION.cff
+# and CHANGELOG.md to it. To release, change it here (CONTRIBUTING.md, "Cutting a release").
 __version__ = "0.1.0"
 
 __all__ = [

@@ -1,9 +1,21 @@
-"""Project set-up: pins, table of contents, and the commands README promises."""
+"""Project set-up: pins, table of contents, the commands README promises, and the release files."""
 
 import re
+import tarfile
+import tomllib
+import zipfile
 from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import yaml
+
+import posenc_helpers
+from tools import release
 
 ROOT = Path(__file__).resolve().parents[2]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+BOOK_CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 
 
 def test_jupyter_book_pinned_below_2():
@@ -34,3 +46,96 @@ def test_readme_gives_the_two_commands():
 
 def test_ci_runs_make_test():
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def _pins(name):
+    return dict(re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)", (ROOT / name).read_text(), flags=re.M))
+
+
+def _changelog_releases():
+    """(version, date) of every released section of CHANGELOG.md, newest first."""
+    return re.findall(r"^## \[(\d+\.\d+\.\d+)\] - (\d{4}-\d{2}-\d{2})$", (ROOT / "CHANGELOG.md").read_text(), re.M)
+
+
+def test_the_version_is_written_once():
+    project = PYPROJECT["project"]
+    assert "version" not in project and "version" in project["dynamic"]
+    assert PYPROJECT["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "posenc_helpers.__version__"}
+    assert release.package_version() == posenc_helpers.__version__
+
+
+def test_citation_cff_matches_the_package():
+    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    assert citation["cff-version"] == "1.2.0"
+    assert {"authors", "cff-version", "message", "title"} <= set(citation)
+    assert citation["version"] == posenc_helpers.__version__
+    assert citation["license"] == PYPROJECT["project"]["license"]
+    assert citation["title"] == BOOK_CONFIG["title"]
+    assert citation["authors"] == [{"name": BOOK_CONFIG["author"]}]
+    # A repository address only where the project states one (_config.yml, repository.url).
+    assert ("repository-code" in citation) == bool(BOOK_CONFIG["repository"]["url"])
+    # Dates are strings in CFF (an unquoted YAML date would load as a datetime.date).
+    assert isinstance(citation["date-released"], str)
+
+
+def test_changelog_dates_the_current_version():
+    text = (ROOT / "CHANGELOG.md").read_text()
+    assert "## [Unreleased]" in text
+    releases = _changelog_releases()
+    assert releases, "CHANGELOG.md has no released section"
+    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    assert releases[0] == (posenc_helpers.__version__, citation["date-released"])
+    assert text.index("## [Unreleased]") < text.index(f"## [{releases[0][0]}]")
+
+
+def test_licence_files_ship_and_agree():
+    assert PYPROJECT["project"]["license"] == "MIT"
+    assert PYPROJECT["project"]["license-files"] == list(release.LICENSE_FILES)
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License\n")
+    assert "https://creativecommons.org/licenses/by/4.0/" in (ROOT / "LICENSE-TEXT").read_text()
+    for name in release.LICENSE_FILES:
+        assert BOOK_CONFIG["author"] in (ROOT / name).read_text()
+    # The build backend is pinned to the locked setuptools (>= 77 reads the SPDX licence and license-files).
+    backend = PYPROJECT["build-system"]["requires"]
+    assert backend == [f"setuptools=={_pins('constraints.txt')['setuptools']}"]
+
+
+def test_release_tools_are_pinned_and_locked():
+    dev, locked = _pins("requirements-dev.txt"), _pins("constraints.txt")
+    for name in ("build", "twine"):
+        assert dev[name] == locked[name]
+
+
+def test_the_footer_shows_the_package_version_and_both_licences():
+    assert BOOK_CONFIG["sphinx"]["local_extensions"]["release"] == "tools"
+    options = {"extra_footer": BOOK_CONFIG["html"]["extra_footer"]}
+    config = SimpleNamespace(html_theme_options=options, version="", release="")
+    release._configure(None, config)
+    footer = options["extra_footer"]
+    assert f"Version {posenc_helpers.__version__}." in footer and release.PLACEHOLDER not in footer
+    assert config.version == config.release == posenc_helpers.__version__
+    assert '<a href="https://creativecommons.org/licenses/by/4.0/">CC BY 4.0</a>' in footer
+    assert '<a href="https://opensource.org/license/mit">MIT</a>' in footer
+
+
+def test_a_footer_without_the_placeholder_fails_the_build():
+    with pytest.raises(ValueError, match="placeholder"):
+        release.footer_html("Code: MIT.", "1.2.3")
+
+
+def test_release_check_names_what_a_distribution_lacks(tmp_path):
+    version = release.package_version()
+    expected = release.expected_files(version)
+    for members in expected.values():
+        assert any(member.endswith("posenc_helpers/data/model_configs.json") for member in members)
+    assert len(release.dist_problems(tmp_path, version)) == 2  # neither file is there
+    wheel, sdist = expected
+    with zipfile.ZipFile(tmp_path / wheel, "w") as archive:
+        for member in expected[wheel]:
+            archive.writestr(member, "")
+    with tarfile.open(tmp_path / sdist, "w:gz") as archive:
+        for member in expected[sdist]:
+            if not member.endswith("LICENSE-TEXT"):
+                archive.addfile(tarfile.TarInfo(member))
+    assert release.dist_problems(tmp_path, version) == [f"{sdist} lacks posenc_helpers-{version}/LICENSE-TEXT"]
+    assert f"git tag -a v{version}" in release.next_steps(version)
