@@ -4,7 +4,7 @@
 module                          what it is for
 ==============================  ==================================================
 :mod:`tools.nbtools`            execute, normalise, audit and measure notebooks
-:mod:`tools.student`            student copies of the chapters (no solutions)
+:mod:`tools.course`             the nbgrader course, otter-grader assignments, student copies
 :mod:`tools.student_book`       the student edition of the website
 :mod:`tools.logo`               draws the logo and favicon
 :mod:`tools.notebook_guard`     Sphinx extension: refuse to build from unclean notebooks
@@ -12,6 +12,7 @@ module                          what it is for
 :mod:`tools.launch_buttons`     Sphinx extension: launch buttons from ``repository.url``
 :mod:`tools.student_edition`    Sphinx extension: the student edition's switches
 :mod:`tools.unique_scripts`     Sphinx extension: no inline script twice on a page
+:mod:`tools.exercise_numbers`   Sphinx extension: exercises numbered by chapter
 ==============================  ==================================================
 
 The Sphinx extensions are loaded by Jupyter Book from this folder

@@ -19,7 +19,7 @@ then ``make notebooks``.
 ``execute`` runs each notebook top to bottom in one fresh kernel and then
 normalises it (see :func:`normalize`), so that committing the result gives the
 same bytes on every machine. Student copies are made by
-``python -m tools.student`` (``make student``).
+``python -m tools.course`` (``make course``, ``make student``).
 """
 
 from __future__ import annotations

@@ -139,3 +139,12 @@ def test_require_own_code_reads_the_answer_cell_from_the_history():
     aliased = ["from posenc_helpers import alibi_slopes as s\nslopes = s(20)", "check(slopes)"]
     with pytest.raises(AssertionError, match="`alibi_slopes`"):
         _grading.require_own_code(aliased, "ex-c", answers=["slopes"], forbid=["alibi_slopes"])
+
+
+def test_exercises_are_numbered_by_chapter_in_their_order():
+    from tools.exercise_numbers import chapter_numbers
+
+    # Sphinx numbered the book's exercises 11, 12, 14, 13 (ids in page order b, a, d, c)
+    book_wide = {"b": (11,), "a": (12,), "d": (14,), "c": (13,)}
+    assert chapter_numbers(book_wide, 4) == {"b": (4, 1), "a": (4, 2), "c": (4, 3), "d": (4, 4)}
+    assert chapter_numbers({}, 4) == {}
