@@ -14,11 +14,29 @@ exercise defines). It
 
 Placed last in a cell, the result shows its message; a grader can use
 ``bool(result)`` or ``result.status``.
+
+What a check must never show
+----------------------------
+The answer appears nowhere a student can see it: not in a message, not in a
+traceback (IPython shows a failed check as the single line
+``CheckFailed: <message>``, see :meth:`CheckFailed._render_traceback_`), not in a
+docstring or signature (their examples show a placeholder and a named mistake,
+never a right answer), and the reference computations live in private helpers.
+
+Precision
+---------
+One policy for every check (:func:`tolerances`): an answer held in float64, or
+in an exact type (integers, booleans), is compared with the check's own
+tolerances; an answer held in float32 is compared with a relative tolerance of
+at least :data:`SINGLE_PRECISION_RTOL` and, where the check allows an absolute
+error at all, an absolute tolerance of that much times the largest magnitude
+it expects. Narrower formats (float16, bfloat16) get the float32 tolerance and,
+when they fail, a hint to compute in float32 or float64.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,15 +44,43 @@ import numpy as np
 __all__ = [
     "CheckFailed",
     "CheckResult",
+    "SINGLE_PRECISION_RTOL",
     "is_placeholder",
     "not_attempted",
     "passed",
+    "answer_eps",
+    "tolerances",
+    "precision_hint",
+    "as_answer_array",
+    "as_whole_number",
+    "call_student_function",
     "compare_arrays",
 ]
 
+#: Relative tolerance for answers held in float32 (or narrower): a few hundred times
+#: float32's machine epsilon, room for the rounding of a short float32 computation.
+SINGLE_PRECISION_RTOL = 1e-5
+
+_FLOAT64_EPS = float(np.finfo(np.float64).eps)
+_FLOAT32_EPS = float(np.finfo(np.float32).eps)
+
 
 class CheckFailed(AssertionError):
-    """Raised by a check when an answer is wrong; the message says how, not what is right."""
+    """Raised by a check when an answer is wrong; the message says how, not what is right.
+
+    In IPython and Jupyter a failed check shows only ``CheckFailed: <message>``,
+    not a traceback through the check's source (which would show how the
+    reference answer is computed). Outside IPython it is an ordinary
+    ``AssertionError``.
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        """The lines IPython shows instead of a traceback: the message alone."""
+        return [f"{type(self).__name__}: {self}"]
+
+
+# Shown (and pickled) under the name students import it by.
+CheckFailed.__module__ = "posenc_helpers.checks"
 
 
 class CheckResult:
@@ -59,6 +105,9 @@ class CheckResult:
         return self.message
 
 
+CheckResult.__module__ = "posenc_helpers.checks"
+
+
 def is_placeholder(answer: Any) -> bool:
     """True for the exercise placeholders ``None`` and ``...`` (Ellipsis)."""
     return answer is None or answer is Ellipsis
@@ -77,6 +126,89 @@ def passed(message: str) -> CheckResult:
     return CheckResult("correct", f"Correct: {message}")
 
 
+# --------------------------------------------------------------------------- precision policy
+def _dtype_of(answer: Any) -> np.dtype | None:
+    if isinstance(answer, np.ndarray | np.generic):
+        return answer.dtype
+    try:
+        return np.asarray(answer).dtype
+    except (TypeError, ValueError):
+        return None
+
+
+def answer_eps(answer: Any) -> float:
+    """Machine epsilon of the number format ``answer`` is held in.
+
+    0.0 for exact formats (integers, booleans); float64's epsilon for Python
+    floats, lists of them and anything numpy does not see as numbers; the
+    format's own epsilon for numpy floats, including types such as bfloat16
+    that numpy only knows as extensions.
+    """
+    dtype = _dtype_of(answer)
+    if dtype is None or dtype.kind in "OUSmM":
+        return _FLOAT64_EPS
+    if dtype.kind in "biu":
+        return 0.0
+    if dtype.kind in "fc":
+        return float(np.finfo(dtype).eps)
+    # A float type numpy does not know (bfloat16 from ml_dtypes): find its epsilon by rounding.
+    try:
+        for bits in range(1, 64):
+            if float(np.asarray(1.0 + 2.0**-bits).astype(dtype)) == 1.0:
+                return 2.0 ** -(bits - 1)
+    except (TypeError, ValueError):
+        pass
+    return _FLOAT64_EPS
+
+
+def tolerances(answer: Any, *, atol: float, rtol: float, scale: float = 1.0) -> tuple[float, float]:
+    """The ``(atol, rtol)`` to compare ``answer`` with, by the book's precision policy.
+
+    Parameters
+    ----------
+    answer : object
+        The student's answer as given (before any conversion), or a value held
+        in the same number format.
+    atol, rtol : float
+        The check's tolerances for a float64 answer. ``atol = 0`` means the
+        check compares relatively only (values that span many orders of
+        magnitude, such as frequencies).
+    scale : float, optional
+        The largest magnitude among the expected values; it sets the absolute
+        tolerance of a float32 answer.
+
+    Returns
+    -------
+    tuple of float
+        ``(atol, rtol)`` unchanged for exact and float64 answers; for float32
+        and narrower answers ``rtol`` at least :data:`SINGLE_PRECISION_RTOL`
+        and ``atol`` (if not 0) at least that times ``scale``.
+    """
+    if answer_eps(answer) <= _FLOAT64_EPS:
+        return atol, rtol
+    single_atol = SINGLE_PRECISION_RTOL * (scale if np.isfinite(scale) and scale > 0 else 1.0)
+    return (max(atol, single_atol) if atol > 0 else 0.0), max(rtol, SINGLE_PRECISION_RTOL)
+
+
+def precision_hint(answer: Any) -> str:
+    """A sentence for a wrong answer held in a format narrower than float32, else ``""``."""
+    eps = answer_eps(answer)
+    if eps <= _FLOAT32_EPS:
+        return ""
+    dtype = _dtype_of(answer)
+    digits = int(np.floor(-np.log10(eps)))
+    return (
+        f" Your answer is stored in {dtype}, which keeps only about {digits} significant digits: "
+        "compute it in float32 or float64."
+    )
+
+
+def _scale(expected: np.ndarray) -> float:
+    finite = np.abs(expected[np.isfinite(expected)])
+    return float(finite.max()) if finite.size else 1.0
+
+
+# --------------------------------------------------------------------------- answers
 def _format_index(index: tuple[int, ...], axes: Sequence[str]) -> str:
     names = list(axes) + [f"axis {i}" for i in range(len(axes), len(index))]
     return ", ".join(f"{name} {i}" for name, i in zip(names, index, strict=False))
@@ -93,6 +225,39 @@ def as_answer_array(answer: Any, name: str) -> np.ndarray:
     return array
 
 
+def as_whole_number(answer: Any, name: str, what: str = "number") -> int:
+    """Convert an answer that should be one whole number, or fail saying why it is not one.
+
+    Integers, whole floats of any precision and arrays holding one of them are
+    accepted; booleans, other shapes, fractions and non-finite values fail.
+    ``what`` names the number in messages, e.g. ``"position"``.
+    """
+    if isinstance(answer, bool | np.bool_):
+        raise CheckFailed(f"{name} should be a whole number (a {what}), not a boolean.")
+    array = as_answer_array(answer, name)
+    if array.size != 1:
+        raise CheckFailed(f"{name} should be one {what} (a single whole number); yours has shape {array.shape}.")
+    value = float(array.ravel()[0])
+    if not np.isfinite(value):
+        raise CheckFailed(f"{name} should be a whole number (a {what}); yours is not a finite number (NaN or inf).")
+    if value != round(value):
+        raise CheckFailed(f"{name} should be a whole number (a {what}); yours is {value:.6g}.")
+    return int(round(value))
+
+
+def call_student_function(function: Callable[..., Any], *args: Any, call: str) -> Any:
+    """Call a function the student wrote; if it raises, fail with a message naming the call.
+
+    ``call`` is how the call reads in the message, e.g. ``"your function with s = 3"``.
+    """
+    try:
+        return function(*args)
+    except Exception as exc:  # noqa: BLE001 - report any failure of the student's code
+        raise CheckFailed(
+            f"calling {call} raised {type(exc).__name__}: {exc}. Call it yourself to see where it fails."
+        ) from None
+
+
 def compare_arrays(
     answer: Any,
     expected: np.ndarray,
@@ -103,6 +268,9 @@ def compare_arrays(
     atol: float = 1e-8,
     rtol: float = 1e-6,
     known_mistakes: Sequence[tuple[np.ndarray, str]] = (),
+    plural: bool = False,
+    locate: Callable[[tuple[int, ...]], str] | None = None,
+    given: Any = None,
 ) -> None:
     """Raise :class:`CheckFailed` unless ``answer`` matches ``expected``.
 
@@ -119,12 +287,29 @@ def compare_arrays(
     axes : sequence of str, optional
         Names of the axes, used to say where the first difference is.
     atol, rtol : float, optional
-        Tolerances, as in :func:`numpy.allclose`.
+        Tolerances for a float64 answer, as in :func:`numpy.allclose`; float32
+        answers are compared by :func:`tolerances`.
     known_mistakes : sequence of (array, str), optional
         Wrong answers that a common mistake produces, each with a hint. If the
         answer equals one of them, the hint is added to the message.
+    plural : bool, optional
+        Whether ``name`` is a plural ("your weights are ..."). Default False.
+    locate : callable, optional
+        Turns the index of an entry into the words for it that follow "The
+        first is", e.g. ``"the key at position 280"``. Default: ``"at "``
+        followed by the axes and indices.
+    given : object, optional
+        The answer as the student gave it, when ``answer`` is already a
+        conversion of it; its number format sets the tolerances. Default:
+        ``answer`` itself.
     """
+    original = answer if given is None else given
     array = as_answer_array(answer, name)
+    verb = "are" if plural else "is"
+
+    def where(index: tuple[int, ...]) -> str:
+        return locate(index) if locate is not None else f"at {_format_index(index, axes)}"
+
     if array.shape != expected.shape:
         hint = ""
         if array.ndim == 2 and array.shape == expected.shape[::-1]:
@@ -133,18 +318,23 @@ def compare_arrays(
             f"{name} should be {description}, of shape {expected.shape}; yours has shape {array.shape}.{hint}"
         )
     if not np.all(np.isfinite(array)):
-        where = tuple(int(i) for i in np.argwhere(~np.isfinite(array))[0])
-        raise CheckFailed(f"{name} holds a non-finite value (NaN or inf) at {_format_index(where, axes)}.")
+        if array.ndim == 0:
+            raise CheckFailed(f"{name} is not a finite number (NaN or inf).")
+        first_bad = tuple(int(i) for i in np.argwhere(~np.isfinite(array))[0])
+        raise CheckFailed(f"{name} holds a non-finite value (NaN or inf); the first is {where(first_bad)}.")
+    atol, rtol = tolerances(original, atol=atol, rtol=rtol, scale=_scale(expected))
     close = np.isclose(array, expected, atol=atol, rtol=rtol)
     if close.all():
         return
     for mistake, hint in known_mistakes:
         if mistake.shape == array.shape and np.allclose(array, mistake, atol=atol, rtol=rtol):
-            raise CheckFailed(f"{name} is not yet {description}. Hint: {hint}")
+            raise CheckFailed(f"{name} {verb} not yet {description}. Hint: {hint}")
+    low_precision = precision_hint(original)
+    if array.ndim == 0:
+        raise CheckFailed(f"{name} {verb} not yet {description}: yours is {float(array):.6g}.{low_precision}")
     first = tuple(int(i) for i in np.argwhere(~close)[0])
     count = int((~close).sum())
     raise CheckFailed(
-        f"{name} is not yet {description}: {count} of {close.size} entries differ. "
-        f"The first is at {_format_index(first, axes)}, where yours is "
-        f"{array[first]:.6g}."
+        f"{name} {verb} not yet {description}: {count} of {close.size} entries differ. "
+        f"The first is {where(first)}, where yours is {array[first]:.6g}.{low_precision}"
     )

@@ -2,27 +2,58 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from .._validation import check_lengths, check_positive_real
-from ._core import CheckFailed, CheckResult, compare_arrays, is_placeholder, not_attempted, passed
+from ._core import (
+    CheckFailed,
+    CheckResult,
+    as_whole_number,
+    call_student_function,
+    compare_arrays,
+    is_placeholder,
+    not_attempted,
+    passed,
+)
 
 __all__ = ["check_step_table", "check_first_dominant_position"]
+
+# The width of the embeddings of section 2.1, which a student may carry over to the exercise.
+_SECTION_WIDTH = 64
 
 
 def _lengths(lengths: Sequence[int]) -> np.ndarray:
     return np.array(check_lengths(lengths), dtype=np.float64)
 
 
+def _steps(n: np.ndarray) -> np.ndarray:
+    return 1.0 / (n - 1.0)
+
+
+def _step_mistakes(n: np.ndarray) -> list[tuple[np.ndarray, str]]:
+    return [
+        (1.0 / n, "you divided by n. Positions run from 0 to n - 1, and the last one must land exactly on 1."),
+        (n - 1.0, "you computed the number of steps, not the size of one step."),
+        (
+            (n - 1.0) / n,
+            "that is where the second-to-last token would land if you "
+            "divided by n; the step is the distance between neighbours.",
+        ),
+    ]
+
+
 def check_step_table(answer: Any, lengths: Sequence[int]) -> CheckResult:
     """Check the step between neighbouring normalised positions for several lengths.
 
-    For a sentence of ``n`` tokens the normalised positions are ``t / (n - 1)``,
-    so neighbours differ by ``1 / (n - 1)``. The answer holds that step for
-    every length in ``lengths``, in the same order.
+    The answer holds, for every sentence length in ``lengths`` and in the same
+    order, the distance between two neighbouring positions once the positions
+    of that sentence are normalised to ``[0, 1]`` (chapter 02). Named mistakes:
+    dividing by the length instead of what the normalisation divides by, the
+    number of steps instead of the size of one, and the place of the
+    second-to-last token.
 
     Parameters
     ----------
@@ -52,32 +83,29 @@ def check_step_table(answer: Any, lengths: Sequence[int]) -> CheckResult:
 
     Examples
     --------
-    >>> check_step_table([1.0, 0.5], lengths=[2, 3])
-    Correct: one step is 1/(n-1) of the sentence, so it shrinks as sentences grow.
-    >>> check_step_table(None, lengths=[2, 3])
+    >>> check_step_table(None, lengths=[2, 4])
     Not attempted yet.
     Replace the placeholder with an array with one step per length, then run the cell again.
+    >>> check_step_table([0.5, 0.25], lengths=[2, 4])
+    Traceback (most recent call last):
+        ...
+    posenc_helpers.checks.CheckFailed: steps are not yet the step between neighbouring normalised
+    positions, one entry per length. Hint: you divided by n. Positions run from 0 to n - 1, and the
+    last one must land exactly on 1.
     """
     n = _lengths(lengths)
     if is_placeholder(answer):
         return not_attempted("an array with one step per length")
     compare_arrays(
         answer,
-        1.0 / (n - 1.0),
+        _steps(n),
         name="steps",
         description="the step between neighbouring normalised positions, one entry per length",
         axes=("entry",),
-        atol=1e-12,
+        atol=0.0,  # steps are positive: compared relatively only
         rtol=1e-9,
-        known_mistakes=[
-            (1.0 / n, "you divided by n. Positions run from 0 to n - 1, and the last one must land exactly on 1."),
-            (n - 1.0, "you computed the number of steps, not the size of one step."),
-            (
-                (n - 1.0) / n,
-                "that is where the second-to-last token would land if you "
-                "divided by n; the step is the distance between neighbours.",
-            ),
-        ],
+        known_mistakes=_step_mistakes(n),
+        plural=True,
     )
     return passed("one step is 1/(n-1) of the sentence, so it shrinks as sentences grow.")
 
@@ -91,18 +119,117 @@ def _embedding_table(embeddings: Any) -> np.ndarray:
     return table
 
 
+def _first_reaching(typical: float, factor: float, length_per_token: float) -> int:
+    return int(np.ceil(factor * typical / length_per_token))
+
+
+def _dominant(table: np.ndarray, factor: float) -> tuple[int, list[tuple[int, str]]]:
+    """The expected position for a table, and the positions that named mistakes give, with hints."""
+    norms = np.linalg.norm(table, axis=1)
+    median, mean = float(np.median(norms)), float(np.mean(norms))
+    d = table.shape[1]
+    expected = _first_reaching(median, factor, np.sqrt(d))
+    mistakes = [
+        (
+            _first_reaching(median, factor, 1.0),
+            "the position vector holds t in every one of the d features, so its norm is t * sqrt(d), not t.",
+        ),
+        (
+            _first_reaching(median, factor, float(d)),
+            "the norm of a vector with t in each of its d features is t * sqrt(d), not t * d.",
+        ),
+        (_first_reaching(mean, factor, np.sqrt(d)), "use the median row norm as the typical norm, not the mean."),
+        (expected - 1, "at that position the index is still just short of the threshold; round up, not down."),
+    ]
+    if d != _SECTION_WIDTH:
+        mistakes.append(
+            (
+                _first_reaching(median, factor, np.sqrt(_SECTION_WIDTH)),
+                f"you used d = {_SECTION_WIDTH}, the width of section 2.1; these embeddings have "
+                f"{d} columns, so d = {d} here.",
+            )
+        )
+    return expected, [(position, hint) for position, hint in mistakes if position != expected]
+
+
+def _hints(position: int, mistakes: list[tuple[int, str]]) -> str:
+    hints = list(dict.fromkeys(hint for value, hint in mistakes if value == position))
+    return (" Hint: " + " ".join(hints)) if hints else ""
+
+
+def _hidden_tables() -> list[tuple[np.ndarray, float]]:
+    """Tables a function answer must also get right: other widths, norms whose mean is not their median."""
+
+    def rows_of_norms(norms: list[float], width: int) -> np.ndarray:
+        return np.repeat((np.asarray(norms) / np.sqrt(width))[:, None], width, axis=1)
+
+    return [(rows_of_norms([1.0, 2.0, 2.0, 3.0, 12.0], 16), 9.0), (rows_of_norms([0.5, 0.8, 1.0, 1.5, 7.0], 100), 35.0)]
+
+
+def _check_function(function: Callable[..., Any], table: np.ndarray, factor: float) -> CheckResult:
+    expected, mistakes = _dominant(table, factor)
+    call = f"your function with the exercise's embeddings and factor = {factor:g}"
+    position = as_whole_number(
+        call_student_function(function, table, factor, call=call), f"the result of {call}", "position"
+    )
+    if position != expected:
+        raise CheckFailed(
+            f"{call} returns {position}, which is {_verdict(position, expected, factor)}{_hints(position, mistakes)}"
+        )
+    for other, other_factor in _hidden_tables():
+        other_expected, other_mistakes = _dominant(other, other_factor)
+        rows, width = other.shape
+        call = f"your function with another table ({rows} rows of width {width}, factor {other_factor:g})"
+        result = as_whole_number(
+            call_student_function(function, other, other_factor, call=call),
+            f"the result of {call}",
+            "position",
+        )
+        if result != other_expected:
+            raise CheckFailed(
+                f"{call} returns {result}, which is not the first position where the raw index dominates "
+                f"there: your function must work for any table and factor.{_hints(result, other_mistakes)}"
+            )
+    return passed(
+        f"from position {expected} on, the raw index is at least {factor:g} times as long as a typical "
+        "embedding, and your function finds the first such position for other tables and factors too."
+    )
+
+
+def _verdict(position: int, expected: int, factor: float) -> str:
+    if position < expected:
+        verdict = (
+            f"too early: at that position the index vector is still shorter than {factor:g} times a typical embedding."
+        )
+    else:
+        verdict = f"too late: an earlier position already reaches {factor:g} times a typical embedding."
+    return verdict
+
+
 def check_first_dominant_position(answer: Any, embeddings: np.ndarray, factor: float) -> CheckResult:
     """Check the first position at which the raw index swamps a typical embedding.
 
-    The position vector of position ``t`` holds ``t`` in every one of the
-    ``d`` features, so its norm is ``t * sqrt(d)``. A typical embedding norm is
-    the median of the row norms of ``embeddings``. The answer is the smallest
-    integer ``t >= 0`` with ``t * sqrt(d) >= factor * median norm``.
+    The position vector of chapter 02's raw index holds the position in every
+    feature. The answer is the first position whose vector is at least
+    ``factor`` times as long as a typical embedding of ``embeddings`` (the
+    median row norm, as in the chapter).
+
+    The graded form of the answer is a function ``first_position(embeddings,
+    factor)`` returning that position: the check calls it on the exercise's
+    table and on other tables (other widths, norms whose mean and median
+    differ), so a guess cannot pass. A whole number is still accepted for the
+    exercise's table alone; it cannot tell a median from a mean when both give
+    the same position, and it can be found by trying values.
+
+    Named mistakes: forgetting that the index fills every feature, the width
+    in place of its square root, the mean instead of the median, rounding
+    down, and the width of section 2.1 in place of that of ``embeddings``.
 
     Parameters
     ----------
-    answer : int or None
-        The position (``None`` or ``...`` while not attempted).
+    answer : int, callable or None
+        The position, or the function (``None`` or ``...`` while not
+        attempted).
     embeddings : numpy.ndarray
         Token embeddings, shape ``(vocabulary, d)``, finite.
     factor : float
@@ -116,7 +243,8 @@ def check_first_dominant_position(answer: Any, embeddings: np.ndarray, factor: f
     Raises
     ------
     CheckFailed
-        If the position is wrong, or not a whole number.
+        If the position is wrong, or not a whole number, or the function
+        fails or gives a wrong position for one of the tables.
     TypeError, ValueError
         If ``embeddings`` is not a finite 2-D array or ``factor`` is not a
         positive number.
@@ -128,53 +256,43 @@ def check_first_dominant_position(answer: Any, embeddings: np.ndarray, factor: f
 
     Examples
     --------
-    Rows of norm 3, 4 and 5 (median 4) in width 4, so ``sqrt(d) = 2``; ten
-    times the median is 40, first reached at ``t = 20``:
-
     >>> import numpy as np
     >>> x = np.zeros((3, 4)); x[:, 0] = [3.0, 4.0, 5.0]
-    >>> check_first_dominant_position(20, x, factor=10)
-    Correct: from position 20 on, the raw index is at least 10 times as long as a typical embedding.
+    >>> check_first_dominant_position(None, x, factor=10)
+    Not attempted yet.
+    Replace the placeholder with the first position (an integer) where the index dominates, then run the cell again.
+    >>> check_first_dominant_position(0, x, factor=10)
+    Traceback (most recent call last):
+        ...
+    posenc_helpers.checks.CheckFailed: position 0 is too early: at that position the index vector is
+    still shorter than 10 times a typical embedding.
     """
     table = _embedding_table(embeddings)
     factor = check_positive_real(factor, "factor")
     if is_placeholder(answer):
         return not_attempted("the first position (an integer) where the index dominates")
-    if isinstance(answer, (bool, np.bool_)):
+    if callable(answer):
+        return _check_function(answer, table, factor)
+    if isinstance(answer, bool | np.bool_):
         raise CheckFailed("the answer should be a position (a whole number of tokens), not a boolean.")
     try:
-        value = float(np.asarray(answer, dtype=np.float64))
+        values = np.asarray(answer, dtype=np.float64)
     except (TypeError, ValueError):
         raise CheckFailed(
             f"the answer should be a single position (an integer); got {type(answer).__name__}."
         ) from None
+    if values.size != 1:
+        raise CheckFailed(f"the answer should be a single position (an integer); yours has shape {values.shape}.")
+    value = float(values.ravel()[0])
     if not np.isfinite(value) or value != np.floor(value):
         raise CheckFailed(
             "the answer should be a whole number of tokens; round up to the first integer "
             "position that reaches the threshold."
         )
     position = int(value)
-    d = table.shape[1]
-    typical = float(np.median(np.linalg.norm(table, axis=1)))
-    expected = int(np.ceil(factor * typical / np.sqrt(d)))
+    expected, mistakes = _dominant(table, factor)
     if position == expected:
         return passed(
             f"from position {position} on, the raw index is at least {factor:g} times as long as a typical embedding."
         )
-    hints = []
-    if position == int(np.ceil(factor * typical)):
-        hints.append("the position vector holds t in every one of the d features, so its norm is t * sqrt(d), not t.")
-    if (
-        position == int(np.ceil(factor * float(np.mean(np.linalg.norm(table, axis=1))) / np.sqrt(d)))
-        and position != expected
-    ):
-        hints.append("use the median row norm as the typical norm, not the mean.")
-    if position == expected - 1:
-        hints.append("at your position the index is still just short of the threshold; round up, not down.")
-    if position < expected:
-        verdict = (
-            f"too early: at your position the index vector is still shorter than {factor:g} times a typical embedding."
-        )
-    else:
-        verdict = f"too late: an earlier position already reaches {factor:g} times a typical embedding."
-    raise CheckFailed(f"position {position} is {verdict}" + (" Hint: " + " ".join(hints) if hints else ""))
+    raise CheckFailed(f"position {position} is {_verdict(position, expected, factor)}{_hints(position, mistakes)}")

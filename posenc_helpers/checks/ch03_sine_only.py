@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -12,6 +13,8 @@ from ._core import (
     CheckFailed,
     CheckResult,
     as_answer_array,
+    as_whole_number,
+    call_student_function,
     compare_arrays,
     is_placeholder,
     not_attempted,
@@ -21,6 +24,9 @@ from ._core import (
 __all__ = ["check_period_and_first_repeat", "check_shift_residual"]
 
 _SEARCH_LIMIT = 1_000_000  # positions searched for the first near-repeat
+
+# (omega, tolerance) pairs on which a function answer for the first near-repeat is also tried.
+_HIDDEN_REPEATS = ((1.0, 0.05), (0.5, 0.02), (0.25, 0.02))
 
 
 def _turn_gap(positions: np.ndarray, omega: float) -> np.ndarray:
@@ -41,14 +47,72 @@ def _first_repeat(omega: float, tolerance: float) -> int:
     )
 
 
-def _whole_position(answer: Any, name: str) -> int:
-    array = as_answer_array(answer, name)
-    if array.size != 1:
-        raise CheckFailed(f"{name} should be one position (a single whole number); yours has shape {array.shape}.")
-    value = float(array.ravel()[0])
-    if not np.isfinite(value) or value != round(value):
-        raise CheckFailed(f"{name} should be a whole number of tokens (an integer position); yours is {value:.6g}.")
-    return int(round(value))
+def _period(omega: float) -> float:
+    return 2.0 * np.pi / omega
+
+
+def _period_mistakes(omega: float) -> list[tuple[np.ndarray, str]]:
+    return [
+        (np.array(1.0 / omega), "this is 1/ω: the angle ω t is in radians, and a full turn is 2π radians, not 1."),
+        (
+            np.array(np.pi / omega),
+            "this is half a turn (π radians), where sin mirrors its values; the wave repeats only after a full turn.",
+        ),
+        (
+            np.array(2.0 * np.pi * omega),
+            "this is 2π·ω; the period is the angle of a turn divided by the angle gained per token.",
+        ),
+        (np.array(360.0 / omega), "this counts a turn as 360; numpy's sin works in radians."),
+    ]
+
+
+def _check_repeat_position(answer: int, omega: float, tolerance: float) -> None:
+    """Fail unless ``answer`` is the first near-repeat for ``omega`` and ``tolerance``."""
+    if answer < 1:
+        raise CheckFailed("first_repeat should be a position t >= 1 (t = 0 is the position being repeated).")
+    gap = float(_turn_gap(np.array([answer], dtype=np.float64), omega)[0])
+    if gap >= tolerance:
+        hint = ""
+        period = _period(omega)
+        if answer in (int(np.floor(period)), int(np.ceil(period)), int(round(period))):
+            hint = (
+                " Rounding the period is not enough: the period is not a whole number of tokens, so "
+                "after one period's worth of tokens the angle is off by the rounding. Test the angle "
+                "of every candidate position."
+            )
+        raise CheckFailed(
+            f"at t = {answer} the angle ω t is {gap:.3g} rad away from the nearest whole turn, which is not "
+            f"within the tolerance {tolerance:g} rad.{hint}"
+        )
+    if answer != _first_repeat(omega, tolerance):
+        raise CheckFailed(
+            f"t = {answer} is a near-repeat (its angle is within {tolerance:g} rad of a whole turn), but not the "
+            "first one: a smaller position also qualifies. Scan all positions from 1 upward."
+        )
+
+
+def _check_repeat_function(function: Callable[..., Any], omega: float, tolerance: float) -> int:
+    """Run a function answer on the exercise's frequency and on the hidden ones; return its exercise answer."""
+    call = f"first_repeat(omega={omega:g}, tolerance={tolerance:g})"
+    answer = as_whole_number(
+        call_student_function(function, omega, tolerance, call=call), f"the result of {call}", "position"
+    )
+    _check_repeat_position(answer, omega, tolerance)
+    for other_omega, other_tolerance in _HIDDEN_REPEATS:
+        call = f"first_repeat(omega={other_omega:g}, tolerance={other_tolerance:g})"
+        result = as_whole_number(
+            call_student_function(function, other_omega, other_tolerance, call=call),
+            f"the result of {call}",
+            "position",
+        )
+        try:
+            _check_repeat_position(result, other_omega, other_tolerance)
+        except CheckFailed as failure:
+            raise CheckFailed(
+                f"your function works for the exercise's frequency, but {call} returns {result}, which is not "
+                f"the first near-repeat there: {failure}"
+            ) from None
+    return answer
 
 
 def check_period_and_first_repeat(
@@ -60,18 +124,26 @@ def check_period_and_first_repeat(
 ) -> CheckResult:
     """Check the period of ``sin(omega t)`` and its first near-repeat among integer positions.
 
-    The period is the number of tokens after which the angle ``omega t`` has
-    grown by one full turn, ``2 pi`` radians. Because it is (almost always) not
-    a whole number, integer positions never repeat exactly; the first
-    near-repeat is the smallest integer ``t >= 1`` whose angle ``omega t`` lies
-    within ``tolerance`` radians of a whole number of turns.
+    The period is counted in tokens. The first near-repeat is the first
+    integer position ``t >= 1`` whose angle lies within ``tolerance`` radians
+    of a whole number of turns (chapter 03). Named mistakes for the period:
+    forgetting that a turn is ``2 pi`` radians, half a turn, multiplying by
+    the frequency, a turn of 360; for the position: a position that is not a
+    near-repeat (such as the rounded period) and a near-repeat that is not the
+    first.
+
+    The graded form of ``first_repeat`` is a function ``first_repeat(omega,
+    tolerance)`` returning the position: the check calls it on the exercise's
+    values and on other frequencies and tolerances, so a guess cannot pass. A
+    whole number is still accepted for the exercise's values alone (it can
+    be found by trying values).
 
     Parameters
     ----------
     period : float or None
         The student's period, in tokens (``None`` or ``...`` while not attempted).
-    first_repeat : int or None
-        The student's first near-repeat position.
+    first_repeat : int, callable or None
+        The student's first near-repeat position, or the function.
     omega : float
         Angular frequency in radians per token, ``> 0``.
     tolerance : float
@@ -97,9 +169,14 @@ def check_period_and_first_repeat(
 
     Examples
     --------
-    >>> import numpy as np
-    >>> check_period_and_first_repeat(2 * np.pi, 44, omega=1.0, tolerance=0.05)
-    Correct: sin(ω t) repeats every 6.283 tokens, and t = 44 (7.003 turns) is the first integer position within 0.05 rad of a whole turn.
+    >>> check_period_and_first_repeat(None, None, omega=1.0, tolerance=0.05)
+    Not attempted yet.
+    Replace the placeholder with your period (in tokens) and, below it, first_repeat, then run the cell again.
+    >>> check_period_and_first_repeat(1.0, None, omega=1.0, tolerance=0.05)
+    Traceback (most recent call last):
+        ...
+    posenc_helpers.checks.CheckFailed: period is not yet the number of tokens after which ω t has grown
+    by one full turn. Hint: this is 1/ω: the angle ω t is in radians, and a full turn is 2π radians, not 1.
     """
     omega = check_positive_real(omega, "omega")
     tolerance = check_positive_real(tolerance, "tolerance")
@@ -107,7 +184,7 @@ def check_period_and_first_repeat(
         raise ValueError(f"tolerance must be below pi (half a turn), got {tolerance!r}")
     if is_placeholder(period):
         return not_attempted("your period (in tokens) and, below it, first_repeat")
-    expected_period = 2.0 * np.pi / omega
+    expected_period = _period(omega)
     period_array = as_answer_array(period, "period")
     if period_array.size != 1:
         raise CheckFailed(f"period should be a single number of tokens; yours has shape {period_array.shape}.")
@@ -118,57 +195,83 @@ def check_period_and_first_repeat(
         description="the number of tokens after which ω t has grown by one full turn",
         atol=1e-9,
         rtol=1e-6,
-        known_mistakes=[
-            (np.array(1.0 / omega), "this is 1/ω: the angle ω t is in radians, and a full turn is 2π radians, not 1."),
-            (
-                np.array(np.pi / omega),
-                "this is half a turn (π radians), where sin mirrors its values; the wave "
-                "repeats only after a full turn.",
-            ),
-            (
-                np.array(2.0 * np.pi * omega),
-                "this is 2π·ω; the period is the angle of a turn divided by the angle gained per token.",
-            ),
-            (np.array(360.0 / omega), "this counts a turn as 360; numpy's sin works in radians."),
-        ],
+        known_mistakes=_period_mistakes(omega),
+        given=period,
     )
     if is_placeholder(first_repeat):
         return not_attempted("first_repeat: the first position t >= 1 whose angle is within tolerance of a whole turn")
-    answer = _whole_position(first_repeat, "first_repeat")
-    if answer < 1:
-        raise CheckFailed("first_repeat should be a position t >= 1 (t = 0 is the position being repeated).")
-    gap = float(_turn_gap(np.array([answer], dtype=np.float64), omega)[0])
-    if gap >= tolerance:
-        hint = ""
-        if answer in (int(np.floor(expected_period)), int(np.ceil(expected_period)), int(round(expected_period))):
-            hint = (
-                " Rounding the period is not enough: the period is not a whole number of tokens, so "
-                "after one period's worth of tokens the angle is off by the rounding. Test the angle "
-                "of every candidate position."
-            )
-        raise CheckFailed(
-            f"at t = {answer} the angle ω t is {gap:.3g} rad away from the nearest whole turn, which is not "
-            f"within the tolerance {tolerance:g} rad.{hint}"
-        )
-    expected = _first_repeat(omega, tolerance)
-    if answer != expected:
-        raise CheckFailed(
-            f"t = {answer} is a near-repeat (its angle is within {tolerance:g} rad of a whole turn), but not the "
-            "first one: a smaller position also qualifies. Scan all positions from 1 upward."
-        )
+    if callable(first_repeat):
+        answer = _check_repeat_function(first_repeat, omega, tolerance)
+        others = " and for other frequencies and tolerances"
+    else:
+        answer = as_whole_number(first_repeat, "first_repeat", "position")
+        _check_repeat_position(answer, omega, tolerance)
+        others = ""
     return passed(
         f"sin(ω t) repeats every {expected_period:.4g} tokens, and t = {answer} "
         f"({omega * answer / (2.0 * np.pi):.3f} turns) is the first integer position within {tolerance:g} rad "
-        "of a whole turn."
+        f"of a whole turn{' (your function finds it' + others + ')' if others else ''}."
     )
 
 
-def check_shift_residual(answer: Any, table: Any, offset: int) -> CheckResult:
-    """Check a relative least-squares residual of the best shift matrix for a table.
+def _residuals(values: np.ndarray, offset: int) -> tuple[float, list[tuple[np.ndarray, str]], np.ndarray]:
+    """The expected relative residual, the scalar answers of named mistakes, and lstsq's own per-column residuals."""
+    _, expected = linear_shift_fit(values, offset)
+    source, target = values[:-offset], values[offset:]
+    target_norm = float(np.linalg.norm(target))
+    solution, *_ = np.linalg.lstsq(source, target, rcond=None)
+    per_column = np.sum((source @ solution - target) ** 2, axis=0)  # what lstsq returns as its residuals
+    absolute = float(np.sqrt(per_column.sum()))
+    _, backwards = linear_shift_fit(values[::-1], offset)
+    unfitted = float(np.linalg.norm(target - source)) / target_norm if target_norm else 0.0
+    lstsq_hint = (
+        "np.linalg.lstsq's second output is the sum of squared residuals of each target column; add them "
+        "up, take the square root, and divide by the norm of the target rows."
+    )
+    mistakes = [
+        (
+            np.array(absolute),
+            "this is the absolute residual |E_source M^T - E_target|; divide it by the "
+            "norm of the target rows |E_target| to make it relative.",
+        ),
+        (
+            np.array(expected**2),
+            "this looks squared; take the norm (square root of the sum of squares), not the sum of squares.",
+        ),
+        (np.array(absolute**2), "this is a sum of squared residuals, as lstsq reports it. " + lstsq_hint),
+        (
+            np.array(absolute**2 / target_norm if target_norm else 0.0),
+            "you divided lstsq's squared residuals by the target norm. " + lstsq_hint,
+        ),
+        (
+            np.array(float(np.sqrt(per_column).sum()) / target_norm if target_norm else 0.0),
+            "you added up the residual norms of the columns one by one; the Frobenius norm is the square "
+            "root of the total of the squares. " + lstsq_hint,
+        ),
+        (
+            np.array(backwards),
+            "this fits the other direction (PE(t + φ) to PE(t)); the source rows are "
+            "E[:-offset] and the targets E[offset:].",
+        ),
+        (
+            np.array(unfitted),
+            "this compares PE(t + φ) with PE(t) directly (M = identity); first find the "
+            "best M with np.linalg.lstsq, then measure what it misses.",
+        ),
+    ]
+    return expected, mistakes, per_column
 
-    The residual is ``|E[:-offset] @ M.T - E[offset:]|_F / |E[offset:]|_F`` for
-    the matrix ``M`` that minimises it, i.e. how far the best single matrix
-    stays from mapping every row ``PE(t)`` to ``PE(t + offset)``.
+
+def check_shift_residual(answer: Any, table: Any, offset: int) -> CheckResult:
+    """Check the relative least-squares residual of the best shift matrix for a table.
+
+    The answer is the relative residual of the exercise (chapter 03): how far
+    the single best matrix stays from mapping every row of ``table`` to the
+    row ``offset`` later, relative to the size of those later rows. Named
+    mistakes: the absolute residual, a squared norm, the fit in the other
+    direction, no fit at all, and using the residuals that
+    ``np.linalg.lstsq`` returns itself as they come (one sum of squares per
+    column, their total, or their square roots added up).
 
     Parameters
     ----------
@@ -198,11 +301,15 @@ def check_shift_residual(answer: Any, table: Any, offset: int) -> CheckResult:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from posenc_helpers import linear_shift_fit, sine_only_encoding
+    >>> from posenc_helpers import sine_only_encoding
     >>> table = sine_only_encoding(50, 3)
-    >>> check_shift_residual(linear_shift_fit(table, 2)[1], table, 2)
-    Correct: the best single matrix still misses PE(t + 2) by 60.9% of its size.
+    >>> check_shift_residual(None, table, 2)
+    Not attempted yet.
+    Replace the placeholder with your relative residual (one number), then run the cell again.
+    >>> check_shift_residual(-0.5, table, 2)
+    Traceback (most recent call last):
+        ...
+    posenc_helpers.checks.CheckFailed: residual should be a ratio of two norms, so it cannot be negative.
     """
     values = as_real_array(table, "table").astype(np.float64)
     if values.ndim != 2:
@@ -214,18 +321,18 @@ def check_shift_residual(answer: Any, table: Any, offset: int) -> CheckResult:
     if is_placeholder(answer):
         return not_attempted("your relative residual (one number)")
     array = as_answer_array(answer, "residual")
+    expected, mistakes, per_column = _residuals(values, offset)
     if array.size != 1:
-        raise CheckFailed(f"residual should be a single number; yours has shape {array.shape}.")
+        hint = ""
+        if array.shape == per_column.shape and np.allclose(array, per_column, rtol=1e-5, atol=1e-12):
+            hint = (
+                " It looks like np.linalg.lstsq's second output: the sum of squared residuals of each "
+                "target column. Add them up, take the square root, and divide by the norm of the target rows."
+            )
+        raise CheckFailed(f"residual should be a single number; yours has shape {array.shape}.{hint}")
     value = float(array.ravel()[0])
     if np.isfinite(value) and value < 0:
         raise CheckFailed("residual should be a ratio of two norms, so it cannot be negative.")
-    _, expected = linear_shift_fit(values, offset)
-    source, target = values[:-offset], values[offset:]
-    target_norm = float(np.linalg.norm(target))
-    solution, *_ = np.linalg.lstsq(source, target, rcond=None)
-    absolute = float(np.linalg.norm(source @ solution - target))
-    _, backwards = linear_shift_fit(values[::-1], offset)
-    unfitted = float(np.linalg.norm(target - source)) / target_norm if target_norm else 0.0
     compare_arrays(
         np.array(value),
         np.array(expected),
@@ -233,26 +340,7 @@ def check_shift_residual(answer: Any, table: Any, offset: int) -> CheckResult:
         description=f"the relative residual of the best matrix mapping PE(t) to PE(t + {offset})",
         atol=1e-12,
         rtol=1e-6,
-        known_mistakes=[
-            (
-                np.array(absolute),
-                "this is the absolute residual |E_source M^T - E_target|; divide it by the "
-                "norm of the target rows |E_target| to make it relative.",
-            ),
-            (
-                np.array(expected**2),
-                "this looks squared; take the norm (square root of the sum of squares), not the sum of squares.",
-            ),
-            (
-                np.array(backwards),
-                "this fits the other direction (PE(t + φ) to PE(t)); the source rows are "
-                "E[:-offset] and the targets E[offset:].",
-            ),
-            (
-                np.array(unfitted),
-                "this compares PE(t + φ) with PE(t) directly (M = identity); first find the "
-                "best M with np.linalg.lstsq, then measure what it misses.",
-            ),
-        ],
+        known_mistakes=mistakes,
+        given=answer,
     )
     return passed(f"the best single matrix still misses PE(t + {offset}) by {100 * value:.3g}% of its size.")

@@ -9,14 +9,26 @@ import numpy as np
 
 from .._validation import as_real_array, check_count, check_even_width, check_positive_real, check_real
 from ..sinusoidal import halves_order, sinusoidal_encoding
-from ._core import CheckFailed, CheckResult, as_answer_array, compare_arrays, is_placeholder, not_attempted, passed
+from ._core import (
+    CheckFailed,
+    CheckResult,
+    as_answer_array,
+    compare_arrays,
+    is_placeholder,
+    not_attempted,
+    passed,
+    tolerances,
+)
 
 __all__ = ["check_encoding_row", "check_dimension_wavelength", "check_concat_readout"]
 
 _DIMENSION_INDEX_HINT = (
     "you used the dimension index i in the exponent. The frequency belongs to the pair: "
-    "dimensions 2k and 2k+1 share omega_k = base**(-2k/d), so use k = i // 2."
+    "dimensions 2k and 2k+1 share one frequency, so the exponent uses the pair index k = i // 2."
 )
+
+# Bases a student may type instead of the exercise's (a digit too many or too few, e, Llama 3's).
+_OTHER_BASES = {1000.0: "1000", 100000.0: "100000", math.e: "e (np.exp)", 500000.0: "500000", 100.0: "100"}
 
 
 def _interleave(sines: np.ndarray, cosines: np.ndarray) -> np.ndarray:
@@ -25,14 +37,72 @@ def _interleave(sines: np.ndarray, cosines: np.ndarray) -> np.ndarray:
     return row
 
 
+def _row_mistakes(t: float, d_model: int, base: float) -> list[tuple[np.ndarray, str]]:
+    """Rows that named mistakes give for PE(t)."""
+    dims = np.arange(d_model)
+    omega = base ** (-2.0 * np.arange(d_model // 2) / d_model)
+    by_dimension = base ** (-2.0 * dims / d_model)
+    by_dimension_no_two = base ** (-1.0 * dims / d_model)
+    mistakes = [
+        (_interleave(np.sin(t * by_dimension[0::2]), np.cos(t * by_dimension[1::2])), _DIMENSION_INDEX_HINT),
+        (
+            _interleave(np.sin(t * by_dimension_no_two[0::2]), np.cos(t * by_dimension_no_two[1::2])),
+            _DIMENSION_INDEX_HINT,
+        ),
+        (
+            _interleave(np.cos(t * omega), np.sin(t * omega)),
+            "sine and cosine are swapped: the even dimension 2k holds the sine, the odd one 2k+1 the cosine.",
+        ),
+        (
+            np.concatenate([np.sin(t * omega), np.cos(t * omega)]),
+            "you wrote all sines, then all cosines (the tensor2tensor layout). The paper interleaves "
+            "them: sin, cos of pair 0, then sin, cos of pair 1, and so on.",
+        ),
+        (
+            _interleave(np.sin(t / omega), np.cos(t / omega)),
+            "the frequencies grow instead of shrinking: the exponent has a minus sign, "
+            "so pair 0 is the fastest and every later pair is slower.",
+        ),
+        (
+            sinusoidal_encoding([t - 1.0], d_model, base=base)[0],
+            f"this is PE({t - 1:g}), the row of the position before: the exercise asks for PE({t:g}), "
+            "and t goes into every angle as it is.",
+        ),
+        (
+            sinusoidal_encoding([t + 1.0], d_model, base=base)[0],
+            f"this is PE({t + 1:g}), the row of the position after: positions count from 0, so the "
+            f"exercise's PE({t:g}) uses t = {t:g} itself.",
+        ),
+    ]
+    for other, shown in _OTHER_BASES.items():
+        if not math.isclose(other, base):
+            mistakes.append(
+                (
+                    sinusoidal_encoding([t], d_model, base=other)[0],
+                    f"these are the frequencies of base {shown}; the exercise uses base {base:g}.",
+                )
+            )
+    return mistakes
+
+
+def _only_the_speeds_differ(answer: np.ndarray, expected: np.ndarray, atol: float) -> bool:
+    """Pair 0 right and every pair on the unit circle: the slower pairs turn at the wrong speed."""
+    if answer.shape != expected.shape or answer.size < 4 or not np.all(np.isfinite(answer)):
+        return False
+    radii = answer[0::2] ** 2 + answer[1::2] ** 2
+    return bool(np.allclose(answer[:2], expected[:2], atol=atol) and np.allclose(radii, 1.0, atol=10 * atol))
+
+
 def check_encoding_row(answer: Any, position: float, d_model: int, *, base: float = 10000.0) -> CheckResult:
     """Check a hand-computed encoding vector ``PE(position)`` of width ``d_model``.
 
-    The expected vector is ``[sin(w_0 t), cos(w_0 t), sin(w_1 t), cos(w_1 t), ...]``
-    with ``w_k = base**(-2k/d_model)`` (the paper's interleaved layout). Wrong
-    answers that match a common mistake get a hint naming it: the dimension
-    index in the exponent (with or without the factor 2), sine and cosine
-    swapped, the ``[sines | cosines]`` layout, a positive exponent.
+    The answer is the row of the sinusoidal encoding of chapter 04 at
+    ``position``, in the paper's interleaved layout. Wrong answers that match
+    a common mistake get a hint naming it: the dimension index in the exponent
+    (with or without the factor 2), sine and cosine swapped, the
+    ``[sines | cosines]`` layout, a positive exponent, the row of the position
+    before or after, and another base (1000, 100000, 100, 500000 or e; any
+    other base is recognised because the fastest pair is still right).
 
     Parameters
     ----------
@@ -65,12 +135,13 @@ def check_encoding_row(answer: Any, position: float, d_model: int, *, base: floa
 
     Examples
     --------
-    >>> import math
-    >>> check_encoding_row([math.sin(2), math.cos(2), math.sin(0.02), math.cos(0.02)], 2, 4)
-    Correct: this is PE(2) for d = 4, each pair a point on the unit circle.
     >>> check_encoding_row(None, 2, 4)
     Not attempted yet.
     Replace the placeholder with your vector PE(2) (d = 4 numbers), then run the cell again.
+    >>> check_encoding_row([0.5, 0.5], 2, 4)
+    Traceback (most recent call last):
+        ...
+    posenc_helpers.checks.CheckFailed: your PE should be PE(2) for d = 4, of shape (4,); yours has shape (2,).
     """
     t = check_real(position, "position")
     d_model = check_even_width(d_model, "d_model")
@@ -78,53 +149,55 @@ def check_encoding_row(answer: Any, position: float, d_model: int, *, base: floa
     if is_placeholder(answer):
         return not_attempted(f"your vector PE({t:g}) (d = {d_model} numbers)")
     expected = sinusoidal_encoding([t], d_model, base=base)[0]
-    dims = np.arange(d_model)
-    pairs = np.arange(d_model // 2)
-    omega = base ** (-2.0 * pairs / d_model)
-    by_dimension = base ** (-2.0 * dims / d_model)
-    by_dimension_no_two = base ** (-1.0 * dims / d_model)
-    mistakes = [
-        (_interleave(np.sin(t * by_dimension[0::2]), np.cos(t * by_dimension[1::2])), _DIMENSION_INDEX_HINT),
-        (
-            _interleave(np.sin(t * by_dimension_no_two[0::2]), np.cos(t * by_dimension_no_two[1::2])),
-            _DIMENSION_INDEX_HINT,
-        ),
-        (
-            _interleave(np.cos(t * omega), np.sin(t * omega)),
-            "sine and cosine are swapped: the even dimension 2k holds the sine, the odd one 2k+1 the cosine.",
-        ),
-        (
-            np.concatenate([np.sin(t * omega), np.cos(t * omega)]),
-            "you wrote all sines, then all cosines (the tensor2tensor layout). The paper interleaves "
-            "them: sin, cos of pair 0, then sin, cos of pair 1, and so on.",
-        ),
-        (
-            _interleave(np.sin(t / omega), np.cos(t / omega)),
-            "the frequencies grow instead of shrinking: omega_k = base**(-2k/d) has a minus sign, "
-            "so pair 0 is the fastest and every later pair is slower.",
-        ),
-    ]
-    compare_arrays(
-        answer,
-        expected,
-        name="your PE",
-        description=f"PE({t:g}) for d = {d_model}",
-        axes=("dimension",),
-        atol=1e-6,
-        rtol=1e-6,
-        known_mistakes=mistakes,
-    )
+    try:
+        compare_arrays(
+            answer,
+            expected,
+            name="your PE",
+            description=f"PE({t:g}) for d = {d_model}",
+            axes=("dimension",),
+            atol=1e-6,
+            rtol=1e-6,
+            known_mistakes=_row_mistakes(t, d_model, base),
+        )
+    except CheckFailed as failure:
+        atol, _ = tolerances(answer, atol=1e-6, rtol=1e-6)
+        if "Hint:" not in str(failure) and _only_the_speeds_differ(as_answer_array(answer, "your PE"), expected, atol):
+            raise CheckFailed(
+                f"{failure} Hint: pair 0 (dimensions 0 and 1) is right and every pair is a point on the unit "
+                f"circle, but the slower pairs turn at the wrong speed: check the base (the exercise uses "
+                f"{base:g}) and the exponent of the frequencies."
+            ) from None
+        raise
     return passed(f"this is PE({t:g}) for d = {d_model}, each pair a point on the unit circle.")
+
+
+def _wavelength_mistakes(dimension: int, d_model: int, base: float) -> tuple[float, list[tuple[float, str]]]:
+    """The expected wavelength of a dimension, and the values named mistakes give."""
+    omega = base ** (-2.0 * (dimension // 2) / d_model)
+    expected = 2.0 * math.pi / omega
+    return expected, [
+        (2.0 * math.pi * base ** (2.0 * dimension / d_model), _DIMENSION_INDEX_HINT),
+        (2.0 * math.pi * base ** (1.0 * dimension / d_model), _DIMENSION_INDEX_HINT),
+        (
+            omega,
+            "this is the angular frequency omega_k (radians per token). The wavelength is the "
+            "number of tokens for one full turn.",
+        ),
+        (1.0 / omega, "a full turn is 2*pi radians, not 1."),
+        (360.0 / omega, "angles here are in radians: one full turn is 2*pi, not 360."),
+    ]
 
 
 def check_dimension_wavelength(answer: Any, dimension: int, d_model: int, *, base: float = 10000.0) -> CheckResult:
     """Check the wavelength, in tokens, of dimension ``dimension`` of the encoding.
 
-    Dimension ``i`` belongs to pair ``k = i // 2``, whose wavelength is
-    ``2*pi / omega_k = 2*pi * base**(2k/d_model)``. Answers within a relative
-    ``1e-6`` pass. Common mistakes get a hint: the dimension index in the
-    exponent, the angular frequency instead of the wavelength, a missing
-    ``2*pi``, a wavelength in degrees.
+    The answer is the number of tokens dimension ``dimension`` of the
+    sinusoidal encoding of chapter 04 takes to complete one cycle. Answers
+    within a relative ``1e-6`` pass (``1e-5`` for float32 answers). Named
+    mistakes: the dimension index in the exponent, the angular frequency
+    instead of the wavelength, a turn of 1 radian or of 360. Any other wrong
+    value is called too short or too long.
 
     Parameters
     ----------
@@ -157,12 +230,14 @@ def check_dimension_wavelength(answer: Any, dimension: int, d_model: int, *, bas
 
     Examples
     --------
-    Dimension 3 of a width-4 encoding is the cosine of pair 1, with
-    ``omega_1 = 10000**(-1/2) = 0.01``:
-
-    >>> import math
-    >>> check_dimension_wavelength(2 * math.pi * 100, 3, 4)
-    Correct: dimension 3 belongs to pair 1, whose wavelength this is.
+    >>> check_dimension_wavelength(None, 3, 4)
+    Not attempted yet.
+    Replace the placeholder with the wavelength of dimension 3, in tokens (one number), then run the cell again.
+    >>> check_dimension_wavelength(1.0, 3, 4)
+    Traceback (most recent call last):
+        ...
+    posenc_helpers.checks.CheckFailed: your wavelength 1 is too short for dimension 3 of a width-4
+    encoding. Find the pair k that dimension belongs to, then its frequency omega_k.
     """
     d_model = check_even_width(d_model, "d_model")
     dimension = check_count(dimension, "dimension")
@@ -177,26 +252,14 @@ def check_dimension_wavelength(answer: Any, dimension: int, d_model: int, *, bas
     value = float(array.reshape(()))
     if not math.isfinite(value):
         raise CheckFailed("your wavelength is not a finite number (NaN or inf).")
-    pair = dimension // 2
-    omega = base ** (-2.0 * pair / d_model)
-    expected = 2.0 * math.pi / omega
+    expected, mistakes = _wavelength_mistakes(dimension, d_model, base)
+    _, rtol = tolerances(answer, atol=0.0, rtol=1e-6)
 
     def close(a: float, b: float) -> bool:
-        return math.isclose(a, b, rel_tol=1e-6, abs_tol=0.0)
+        return math.isclose(a, b, rel_tol=rtol, abs_tol=0.0)
 
     if close(value, expected):
-        return passed(f"dimension {dimension} belongs to pair {pair}, whose wavelength this is.")
-    mistakes = [
-        (2.0 * math.pi * base ** (2.0 * dimension / d_model), _DIMENSION_INDEX_HINT),
-        (2.0 * math.pi * base ** (1.0 * dimension / d_model), _DIMENSION_INDEX_HINT),
-        (
-            omega,
-            "this is the angular frequency omega_k (radians per token). The wavelength is the "
-            "number of tokens for one full turn, 2*pi / omega_k.",
-        ),
-        (1.0 / omega, "a full turn is 2*pi radians, not 1: the wavelength is 2*pi / omega_k."),
-        (360.0 / omega, "angles here are in radians: one full turn is 2*pi, not 360."),
-    ]
+        return passed(f"dimension {dimension} belongs to pair {dimension // 2}, whose wavelength this is.")
     for mistake, hint in mistakes:
         if not close(mistake, expected) and close(value, mistake):
             raise CheckFailed(f"your wavelength is not yet that of dimension {dimension}. Hint: {hint}")
@@ -207,13 +270,33 @@ def check_dimension_wavelength(answer: Any, dimension: int, d_model: int, *, bas
     )
 
 
+def _concat_weights(weights: np.ndarray) -> tuple[np.ndarray, list[tuple[np.ndarray, str]]]:
+    """The converted read-out, and the weights that named mistakes give."""
+    order = halves_order(weights.shape[0])
+    expected = weights[order]
+    return expected, [
+        (
+            weights,
+            "these are the interleaved weights unchanged, but the columns of the table moved: "
+            "the weight for each feature has to move with it.",
+        ),
+        (
+            weights[np.argsort(order)],
+            "you permuted the rows the wrong way round (the inverse "
+            "permutation). Row j of the new weights must be the weight of "
+            "the interleaved dimension that lands in column j.",
+        ),
+    ]
+
+
 def check_concat_readout(answer: Any, readout: Any) -> CheckResult:
     """Check read-out weights converted from the interleaved to the ``[sines | cosines]`` layout.
 
     ``readout`` has one row per dimension of the interleaved encoding and is
-    applied as ``table @ readout``. The answer must give the same outputs
-    when applied to the concatenated layout: ``concat @ answer ==
-    interleaved @ readout`` for every position.
+    applied as ``table @ readout``. The answer must give the same outputs when
+    applied to the table in the ``[sines | cosines]`` layout, for every
+    position. Named mistakes: the weights unchanged, and the rows moved the
+    wrong way round.
 
     Parameters
     ----------
@@ -246,35 +329,30 @@ def check_concat_readout(answer: Any, readout: Any) -> CheckResult:
     Examples
     --------
     >>> import numpy as np
-    >>> w = np.arange(4.0)
-    >>> check_concat_readout(w[[0, 2, 1, 3]], w)
-    Correct: the [sines | cosines] table with these weights gives the same outputs.
+    >>> w = np.arange(8.0).reshape(4, 2)
+    >>> check_concat_readout(None, w)
+    Not attempted yet.
+    Replace the placeholder with your weights for the [sines | cosines] layout, then run the cell again.
+    >>> check_concat_readout(w, w)
+    Traceback (most recent call last):
+        ...
+    posenc_helpers.checks.CheckFailed: your weights are not yet the read-out for the [sines | cosines]
+    layout. Hint: these are the interleaved weights unchanged, but the columns of the table moved: the
+    weight for each feature has to move with it.
     """
     weights = as_real_array(readout, "readout").astype(np.float64)
     if weights.ndim not in (1, 2) or weights.shape[0] == 0 or weights.shape[0] % 2:
         raise ValueError(f"readout must have shape (d,) or (d, m) with d a positive even number, got {weights.shape}")
     if is_placeholder(answer):
         return not_attempted("your weights for the [sines | cosines] layout")
-    perm = halves_order(weights.shape[0])
-    axes = ("dimension", "output")
+    expected, mistakes = _concat_weights(weights)
     compare_arrays(
         answer,
-        weights[perm],
+        expected,
         name="your weights",
         description="the read-out for the [sines | cosines] layout",
-        axes=axes,
-        known_mistakes=[
-            (
-                weights,
-                "these are the interleaved weights unchanged, but the columns of the table moved: "
-                "the weight for each feature has to move with it.",
-            ),
-            (
-                weights[np.argsort(perm)],
-                "you permuted the rows the wrong way round (the inverse "
-                "permutation). Row j of the new weights must be the weight of "
-                "the interleaved dimension that lands in column j.",
-            ),
-        ],
+        axes=("dimension", "output"),
+        known_mistakes=mistakes,
+        plural=True,
     )
     return passed("the [sines | cosines] table with these weights gives the same outputs.")

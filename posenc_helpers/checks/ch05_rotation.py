@@ -8,7 +8,7 @@ import numpy as np
 
 from .._validation import check_even_width, check_positive_real, check_real
 from ..sinusoidal import frequencies, halves_order, shift_matrix
-from ._core import CheckResult, as_answer_array, compare_arrays, is_placeholder, not_attempted, passed
+from ._core import CheckResult, as_answer_array, compare_arrays, is_placeholder, not_attempted, passed, tolerances
 
 __all__ = [
     "check_swapped_rotation_block",
@@ -23,6 +23,25 @@ def _block(angle: float) -> np.ndarray:
     return np.array([[c, s], [-s, c]])
 
 
+def _swapped_block(omega: float, phi: float) -> tuple[np.ndarray, list[tuple[np.ndarray, str]]]:
+    """The block for a pair stored cosine first, and the blocks that named mistakes give."""
+    sin_first = _block(omega * phi)
+    swap = np.array([[0.0, 1.0], [1.0, 0.0]])
+    return swap @ sin_first @ swap, [
+        (
+            sin_first,
+            "this is the block for the paper's order [sin, cos]; applied to a pair stored "
+            "cosine first it turns the pair by -φ instead of +φ. Write cos(ω(t+φ)) and "
+            "sin(ω(t+φ)) with the angle-addition formulas and read off the coefficients "
+            "of cos(ω t) and sin(ω t), in that order.",
+        ),
+        (
+            swap @ _block(phi) @ swap,
+            "the angle of the rotation is ω φ (radians), not φ: a pair with frequency ω turns by ω radians per token.",
+        ),
+    ]
+
+
 def _concat_permutation(d_model: int) -> np.ndarray:
     """``P`` with ``P @ PE_interleaved(t) == PE_concat(t)``: sines first, then cosines."""
     return np.eye(d_model)[halves_order(d_model)]
@@ -31,9 +50,10 @@ def _concat_permutation(d_model: int) -> np.ndarray:
 def check_swapped_rotation_block(answer: Any, omega: float, offset: float) -> CheckResult:
     """Check the 2x2 shift block for a pair stored cosine first, ``[cos(w t), sin(w t)]``.
 
-    The answer ``B`` must satisfy ``B @ [cos(w t), sin(w t)] == [cos(w (t + phi)),
-    sin(w (t + phi))]`` for every position ``t``, with ``w = omega`` and
-    ``phi = offset``.
+    The answer ``B`` must move the pair of every position ``t`` forward by
+    ``offset`` tokens: ``B @ [cos(w t), sin(w t)]`` must be the pair at
+    ``t + offset``, with ``w = omega``. Named mistakes: the block of the
+    paper's ``[sin, cos]`` order, and the offset used as the angle.
 
     Parameters
     ----------
@@ -62,23 +82,20 @@ def check_swapped_rotation_block(answer: Any, omega: float, offset: float) -> Ch
 
     Examples
     --------
-    With ``w * phi = pi / 2`` the block turns ``[cos, sin] = [1, 0]`` into ``[0, 1]``:
-
-    >>> import numpy as np
-    >>> check_swapped_rotation_block([[0.0, -1.0], [1.0, 0.0]], omega=0.5, offset=np.pi)
-    Correct: B moves [cos, sin] of every position forward by the offset.
     >>> check_swapped_rotation_block(None, omega=0.5, offset=1.0)
     Not attempted yet.
     Replace the placeholder with your 2 x 2 matrix B, then run the cell again.
+    >>> check_swapped_rotation_block([[1.0, 0.0], [0.0, 1.0]], omega=0.5, offset=1.0)
+    Traceback (most recent call last):
+        ...
+    posenc_helpers.checks.CheckFailed: B is not yet the 2 x 2 matrix that shifts [cos(ω t), sin(ω t)] by φ
+    tokens: 4 of 4 entries differ. The first is at row 0, column 0, where yours is 1.
     """
     omega = check_positive_real(omega, "omega")
     phi = check_real(offset, "offset")
     if is_placeholder(answer):
         return not_attempted("your 2 x 2 matrix B")
-    angle = omega * phi
-    sin_first = _block(angle)
-    swap = np.array([[0.0, 1.0], [1.0, 0.0]])
-    expected = swap @ sin_first @ swap
+    expected, mistakes = _swapped_block(omega, phi)
     compare_arrays(
         answer,
         expected,
@@ -86,20 +103,7 @@ def check_swapped_rotation_block(answer: Any, omega: float, offset: float) -> Ch
         description="the 2 x 2 matrix that shifts [cos(ω t), sin(ω t)] by φ tokens",
         axes=("row", "column"),
         atol=1e-9,
-        known_mistakes=[
-            (
-                sin_first,
-                "this is the block for the paper's order [sin, cos]; applied to a pair stored "
-                "cosine first it turns the pair by -φ instead of +φ. Write cos(ω(t+φ)) and "
-                "sin(ω(t+φ)) with the angle-addition formulas and read off the coefficients "
-                "of cos(ω t) and sin(ω t), in that order.",
-            ),
-            (
-                swap @ _block(phi) @ swap,
-                "the angle of the rotation is ω φ (radians), not φ: a pair with frequency "
-                "ω turns by ω radians per token.",
-            ),
-        ],
+        known_mistakes=mistakes,
     )
     return passed("B moves [cos, sin] of every position forward by the offset.")
 
@@ -109,7 +113,8 @@ def check_concat_shift_matrix(answer: Any, offset: float, d_model: int, *, base:
 
     With ``layout="concat"`` the sine of pair ``k`` sits in column ``k`` and its
     cosine in column ``d_model/2 + k``. The answer must satisfy
-    ``M @ PE_concat(t) == PE_concat(t + phi)`` for every position ``t``.
+    ``M @ PE_concat(t) == PE_concat(t + phi)`` for every position ``t``. Named
+    mistakes: the matrix of the interleaved layout, and the shift by ``-phi``.
 
     Parameters
     ----------
@@ -142,32 +147,24 @@ def check_concat_shift_matrix(answer: Any, offset: float, d_model: int, *, base:
 
     Examples
     --------
-    For ``d_model = 2`` both layouts are ``[sin, cos]``, so the answer is the
-    ordinary block; at ``phi = pi`` it is ``-I``:
-
-    >>> import numpy as np
-    >>> check_concat_shift_matrix(-np.eye(2), offset=np.pi, d_model=2)
-    Correct: M @ PE_concat(t) = PE_concat(t + φ) for every position t.
+    >>> from posenc_helpers import shift_matrix
+    >>> check_concat_shift_matrix(None, offset=1.5, d_model=4)
+    Not attempted yet.
+    Replace the placeholder with your 4 x 4 matrix M_concat, then run the cell again.
+    >>> check_concat_shift_matrix(shift_matrix(1.5, 4), offset=1.5, d_model=4)
+    Traceback (most recent call last):
+        ...
+    posenc_helpers.checks.CheckFailed: M_concat is not yet the 4 x 4 matrix with M_concat @ PE_concat(t) =
+    PE_concat(t + φ). Hint: this is M(φ) for the interleaved layout. In the concat layout the sine of pair
+    k is column k and its cosine column d/2 + k, so each 2 x 2 block is spread over rows and columns k and
+    d/2 + k.
     """
     phi = check_real(offset, "offset")
     d_model = check_even_width(d_model, "d_model")
     base = check_positive_real(base, "base")
     if is_placeholder(answer):
         return not_attempted(f"your {d_model} x {d_model} matrix M_concat")
-    interleaved = shift_matrix(phi, d_model, base=base)
-    perm = _concat_permutation(d_model)
-    expected = perm @ interleaved @ perm.T
-    mistakes = [(expected.T, "your matrix shifts by -φ: check the sign of the sin(ω_k φ) entries.")]
-    if d_model > 2:
-        mistakes.insert(
-            0,
-            (
-                interleaved,
-                "this is M(φ) for the interleaved layout. In the concat layout the sine of "
-                "pair k is column k and its cosine column d/2 + k, so each 2 x 2 block is "
-                "spread over rows and columns k and d/2 + k.",
-            ),
-        )
+    expected, mistakes = _concat_shift(phi, d_model, base)
     compare_arrays(
         answer,
         expected,
@@ -180,8 +177,31 @@ def check_concat_shift_matrix(answer: Any, offset: float, d_model: int, *, base:
     return passed("M @ PE_concat(t) = PE_concat(t + φ) for every position t.")
 
 
+def _concat_shift(phi: float, d_model: int, base: float) -> tuple[np.ndarray, list[tuple[np.ndarray, str]]]:
+    """The shift matrix of the concat layout, and the matrices that named mistakes give."""
+    interleaved = shift_matrix(phi, d_model, base=base)
+    order = _concat_permutation(d_model)
+    expected = order @ interleaved @ order.T
+    mistakes = [(expected.T, "your matrix shifts by -φ: check the sign of the sin(ω_k φ) entries.")]
+    if d_model > 2:
+        mistakes.insert(
+            0,
+            (
+                interleaved,
+                "this is M(φ) for the interleaved layout. In the concat layout the sine of "
+                "pair k is column k and its cosine column d/2 + k, so each 2 x 2 block is "
+                "spread over rows and columns k and d/2 + k.",
+            ),
+        )
+    return expected, mistakes
+
+
 def check_shift_matrix(answer: Any, offset: float, d_model: int, *, base: float = 10000.0) -> CheckResult:
     """Check a shift matrix ``M(phi)`` for the interleaved sinusoidal encoding.
+
+    The answer must shift the encoding of every position by ``offset`` tokens.
+    Named mistake: a matrix that shifts by another whole number of tokens
+    (such as the opposite direction); the message says by how many.
 
     Parameters
     ----------
@@ -214,9 +234,15 @@ def check_shift_matrix(answer: Any, offset: float, d_model: int, *, base: float 
 
     Examples
     --------
-    >>> from posenc_helpers import shift_matrix
-    >>> check_shift_matrix(shift_matrix(-2.0, 4), offset=-2, d_model=4)
-    Correct: your matrix shifts every PE(t) by -2 tokens.
+    >>> import numpy as np
+    >>> check_shift_matrix(None, offset=-2, d_model=4)
+    Not attempted yet.
+    Replace the placeholder with your 4 x 4 matrix, then run the cell again.
+    >>> check_shift_matrix(np.eye(2), offset=-2, d_model=4)
+    Traceback (most recent call last):
+        ...
+    posenc_helpers.checks.CheckFailed: your matrix should be M(-2), the 4 x 4 shift by -2 tokens, of shape
+    (4, 4); yours has shape (2, 2).
     """
     phi = check_real(offset, "offset")
     d_model = check_even_width(d_model, "d_model")
@@ -225,6 +251,7 @@ def check_shift_matrix(answer: Any, offset: float, d_model: int, *, base: float 
         return not_attempted(f"your {d_model} x {d_model} matrix")
     expected = shift_matrix(phi, d_model, base=base)
     array = as_answer_array(answer, "your matrix")
+    atol, _ = tolerances(answer, atol=1e-9, rtol=1e-6)
     mistakes = []
     if array.shape == expected.shape and np.all(np.isfinite(array)):
         # Which whole-token shift (if any) did the answer perform? Read it off pair 0.
@@ -235,7 +262,7 @@ def check_shift_matrix(answer: Any, offset: float, d_model: int, *, base: float 
             if candidate == phi:
                 continue
             wrapped = np.angle(np.exp(1j * (omega[0] * candidate - angle)))
-            if abs(wrapped) < 1e-9:
+            if abs(wrapped) < atol:
                 shifted = shift_matrix(candidate, d_model, base=base)
                 mistakes.append(
                     (
@@ -253,5 +280,6 @@ def check_shift_matrix(answer: Any, offset: float, d_model: int, *, base: float 
         axes=("row", "column"),
         atol=1e-9,
         known_mistakes=mistakes,
+        given=answer,
     )
     return passed(f"your matrix shifts every PE(t) by {phi:g} tokens.")

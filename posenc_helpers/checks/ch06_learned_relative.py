@@ -16,13 +16,40 @@ from ._core import CheckResult, compare_arrays, is_placeholder, not_attempted, p
 __all__ = ["check_clipped_distances", "check_t5_buckets"]
 
 
+def _clipped(query_len: int, key_len: int, k: int) -> tuple[np.ndarray, list[tuple[np.ndarray, str]]]:
+    """The clipped distances, and the matrices that named mistakes give."""
+    expected = clipped_relative_positions(query_len, key_len, k).astype(np.float64)
+    raw = (np.arange(key_len)[None, :] - np.arange(query_len)[:, None]).astype(np.float64)
+    return expected, [
+        (
+            -expected,
+            "the signs are flipped: you computed i - j. The distance is key minus "
+            "query, j - i, so a key to the right of the query is positive.",
+        ),
+        (
+            raw,
+            "the distances are not clipped: anything beyond k tokens either way must become exactly -k or k (np.clip).",
+        ),
+        (-raw, "you computed i - j and did not clip: use j - i (key minus query), then clip to [-k, k]."),
+        (
+            expected + k,
+            "that is the row index into the table of 2k + 1 vectors (distance "
+            "+ k, from 0 to 2k); the exercise asks for the signed distance.",
+        ),
+        (np.clip(raw, -(k - 1), k - 1), "you clipped at k - 1; the largest distance kept is k itself."),
+        (np.clip(raw, -(k + 1), k + 1), "you clipped at k + 1; the largest distance kept is k."),
+    ]
+
+
 def check_clipped_distances(answer: Any, query_len: int, key_len: int, max_distance: int) -> CheckResult:
-    """Check the matrix of clipped relative distances ``clip(j - i, -k, k)`` of Shaw et al.
+    """Check the matrix of clipped relative distances of Shaw et al.
 
     Entry ``(i, j)`` belongs to query ``i`` (row) and key ``j`` (column), both
-    counted from position 0 of the same sequence, and says how many tokens
-    the key lies after the query, clipped to ``[-k, k]`` with
-    ``k = max_distance``.
+    counted from position 0 of the same sequence, and holds their clipped
+    relative distance as chapter 06 defines it, with the clipping distance
+    ``k = max_distance``. Named mistakes: the sign flipped, no clipping (with
+    either sign), the row index into the table of ``2k + 1`` vectors instead
+    of the distance, and clipping at ``k - 1`` or ``k + 1``.
 
     Parameters
     ----------
@@ -54,47 +81,30 @@ def check_clipped_distances(answer: Any, query_len: int, key_len: int, max_dista
 
     Examples
     --------
-    >>> check_clipped_distances([[0, 1, 1], [-1, 0, 1]], query_len=2, key_len=3, max_distance=1)
-    Correct: entry (i, j) is clip(j - i, -k, k), the same along every diagonal.
     >>> check_clipped_distances(None, query_len=2, key_len=3, max_distance=1)
     Not attempted yet.
     Replace the placeholder with your (query_len, key_len) matrix of clipped distances, then run the cell again.
+    >>> check_clipped_distances([[0, 0, 0]], query_len=2, key_len=3, max_distance=1)
+    Traceback (most recent call last):
+        ...
+    posenc_helpers.checks.CheckFailed: clipped should be the 2 x 3 matrix of clipped relative distances
+    with k = 1, of shape (2, 3); yours has shape (1, 3).
     """
     query_len = check_count(query_len, "query_len", minimum=1)
     key_len = check_count(key_len, "key_len", minimum=1)
     k = check_count(max_distance, "max_distance", minimum=1)
     if is_placeholder(answer):
         return not_attempted("your (query_len, key_len) matrix of clipped distances")
-    expected = clipped_relative_positions(query_len, key_len, k).astype(np.float64)
-    raw = (np.arange(key_len)[None, :] - np.arange(query_len)[:, None]).astype(np.float64)
+    expected, mistakes = _clipped(query_len, key_len, k)
     compare_arrays(
         answer,
         expected,
         name="clipped",
-        description=f"the {query_len} x {key_len} matrix of clip(j - i, -k, k) with k = {k}",
+        description=f"the {query_len} x {key_len} matrix of clipped relative distances with k = {k}",
         axes=("query i", "key j"),
         atol=1e-9,
         rtol=0.0,
-        known_mistakes=[
-            (
-                -expected,
-                "the signs are flipped: you computed i - j. The distance is key minus "
-                "query, j - i, so a key to the right of the query is positive.",
-            ),
-            (
-                raw,
-                "the distances are not clipped: anything beyond k tokens either way must "
-                "become exactly -k or k (np.clip).",
-            ),
-            (-raw, "you computed i - j and did not clip: use j - i (key minus query), then clip to [-k, k]."),
-            (
-                expected + k,
-                "that is the row index into the table of 2k + 1 vectors (distance "
-                "+ k, from 0 to 2k); the exercise asks for the signed distance.",
-            ),
-            (np.clip(raw, -(k - 1), k - 1), "you clipped at k - 1; the largest distance kept is k itself."),
-            (np.clip(raw, -(k + 1), k + 1), "you clipped at k + 1; the largest distance kept is k."),
-        ],
+        known_mistakes=mistakes,
     )
     return passed("entry (i, j) is clip(j - i, -k, k), the same along every diagonal.")
 
@@ -151,9 +161,12 @@ def check_t5_buckets(
 ) -> CheckResult:
     """Check T5's bucket for one query and several keys.
 
-    The bucket of key ``j`` for the query at position ``i`` is T5's
-    ``_relative_position_bucket`` of ``relative_position = j - i`` (key minus
-    query), with the given mode, number of buckets and ``max_distance``.
+    The answer holds, for every key in ``key_positions``, the bucket T5's
+    relative-position scheme (chapter 06) puts it in for the query at
+    ``query_position``, with the given mode, number of buckets and
+    ``max_distance``. Named mistakes: the direction flipped, every distance
+    one token off, the other mode, no cap on the last bucket, and rounding the
+    logarithmic part to the nearest integer.
 
     Parameters
     ----------
@@ -192,14 +205,14 @@ def check_t5_buckets(
 
     Examples
     --------
-    A key 3 tokens back is in bucket 3 (exact); a key after the query is in
-    bucket 0 in causal mode:
-
-    >>> check_t5_buckets([3, 0], query_position=10, key_positions=[7, 11])
-    Correct: every key is in its T5 bucket (causal mode, 32 buckets, max_distance 128).
     >>> check_t5_buckets(None, query_position=10, key_positions=[7, 11])
     Not attempted yet.
     Replace the placeholder with one bucket per key, in the order of key_positions, then run the cell again.
+    >>> check_t5_buckets([0], query_position=10, key_positions=[7, 11])
+    Traceback (most recent call last):
+        ...
+    posenc_helpers.checks.CheckFailed: buckets should be the T5 bucket of each key (causal mode, 32
+    buckets, max_distance 128), one per key, of shape (2,); yours has shape (1,).
     """
     query_position = check_count(query_position, "query_position")
     keys = _as_key_positions(key_positions)
@@ -268,9 +281,10 @@ def check_t5_buckets(
         name="buckets",
         description=f"the T5 bucket of each key ({mode} mode, {num_buckets} buckets, "
         f"max_distance {max_distance}), one per key",
-        axes=("key",),
         atol=1e-9,
         rtol=0.0,
         known_mistakes=[(np.asarray(m, dtype=np.float64), hint) for m, hint in mistakes],
+        plural=True,
+        locate=lambda index: f"the key at position {keys[index[0]]} (entry {index[0]} of key_positions)",
     )
     return passed(f"every key is in its T5 bucket ({mode} mode, {num_buckets} buckets, max_distance {max_distance}).")

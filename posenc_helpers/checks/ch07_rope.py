@@ -45,101 +45,11 @@ def _matrix(value: Any, name: str) -> np.ndarray:
     return array
 
 
-def check_rotated_query(
-    answer: Any,
-    x: Any,
-    w_q: Any,
-    *,
-    head: int,
-    n_heads: int,
-    position: float,
-    base: float = 10000.0,
-    layout: str = "interleaved",
-) -> CheckResult:
-    """Check the RoPE-rotated query of one head, computed by hand from an embedding.
-
-    The expected answer is worked out as a transformer does it: project the
-    token's embedding, ``q = x @ w_q`` (width ``d_model``); take head
-    ``head``'s slice of width ``head_dim = d_model // n_heads``; rotate that
-    slice to ``position`` with ``theta_i = base**(-2i / head_dim)`` in the given
-    ``layout``.
-
-    Answers that match a common mistake get a hint naming it: rotating the
-    whole ``d_model``-wide query (or using ``d_model`` in the frequencies), a
-    position off by one, the other layout, the rotation turned the wrong way,
-    sine and cosine exchanged, the dimension index in the exponent, a
-    neighbouring head, ``w_q`` transposed, or the slice left unrotated.
-
-    Parameters
-    ----------
-    answer : array_like or None
-        The student's rotated query of the head, shape ``(head_dim,)``
-        (``None`` or ``...`` while not attempted).
-    x : array_like
-        The token's embedding, shape ``(d_model,)``, finite.
-    w_q : array_like
-        The query projection, shape ``(d_model, d_model)``, finite (``q = x @ w_q``).
-    head : int
-        Which head, ``0 .. n_heads-1``.
-    n_heads : int
-        Number of heads, ``>= 1``; ``d_model / n_heads`` must be an even integer.
-    position : float
-        The token's position ``m`` (0-based, tokens), a finite real.
-    base : float, optional
-        Base of the frequencies, ``> 0``. Default 10000.
-    layout : {"interleaved", "half"}, optional
-        The pairing the answer must use. Default ``"interleaved"``.
-
-    Returns
-    -------
-    CheckResult
-        Truthy if correct, falsy if not attempted; displays its message.
-
-    Raises
-    ------
-    CheckFailed
-        If the vector is wrong; the message says where, or which known mistake
-        it matches, but never the expected values.
-    TypeError, ValueError
-        If an argument other than ``answer`` is not allowed.
-
-    References
-    ----------
-    .. [1] J. Su et al., "RoFormer: Enhanced Transformer with Rotary Position
-       Embedding", Neurocomputing 568, 2024 (arXiv:2104.09864), equation (34).
-
-    Examples
-    --------
-    One head of width 2, ``w_q = I``, position ``pi / 2`` with ``theta_0 = 1``:
-    the query ``(1, 0)`` makes a quarter turn to ``(0, 1)``.
-
-    >>> import numpy as np
-    >>> check_rotated_query([0.0, 1.0], [1.0, 0.0], np.eye(2), head=0, n_heads=1, position=np.pi / 2)
-    Correct: the query of head 0 is projected, sliced and turned by m θ_i in the interleaved layout.
-    >>> check_rotated_query(None, [1.0, 0.0], np.eye(2), head=0, n_heads=1, position=3)
-    Not attempted yet.
-    Replace the placeholder with your rotated query of head 0 (2 numbers), then run the cell again.
-    """
-    x_ = as_real_array(x, "x").astype(np.float64)
-    if x_.ndim != 1 or x_.size == 0:
-        raise ValueError(f"x must be a non-empty 1-D embedding, got shape {x_.shape}")
-    check_finite(x_, "x")
+def _rotated_query(
+    x_: np.ndarray, w: np.ndarray, head: int, n_heads: int, m: float, base: float, layout: str
+) -> tuple[np.ndarray, list[tuple[np.ndarray, str]]]:
+    """The rotated query of one head, and the vectors that named mistakes give."""
     d_model = x_.size
-    w = _matrix(w_q, "w_q")
-    if w.shape != (d_model, d_model):
-        raise ValueError(f"w_q must have shape (d_model, d_model) = ({d_model}, {d_model}), got {w.shape}")
-    n_heads = check_count(n_heads, "n_heads", minimum=1)
-    if d_model % n_heads or (d_model // n_heads) % 2:
-        raise ValueError(f"n_heads must split d_model = {d_model} into heads of even width, got n_heads = {n_heads}")
-    head = check_count(head, "head")
-    if head >= n_heads:
-        raise ValueError(f"head must be one of 0 .. {n_heads - 1}, got {head}")
-    m = check_real(position, "position")
-    base = check_positive_real(base, "base")
-    layout = check_choice(layout, "layout", ROPE_LAYOUTS)
-    if is_placeholder(answer):
-        return not_attempted(f"your rotated query of head {head} ({d_model // n_heads} numbers)")
-
     head_dim = d_model // n_heads
     part = slice(head * head_dim, (head + 1) * head_dim)
     q = x_ @ w
@@ -209,6 +119,105 @@ def check_rotated_query(
             )
     mistakes.append((q_head, "this is the head's query before rotation: turn every pair by m θ_i."))
     mistakes = [(value, hint) for value, hint in mistakes if not np.allclose(value, expected, atol=1e-8, rtol=1e-6)]
+    return expected, mistakes
+
+
+def check_rotated_query(
+    answer: Any,
+    x: Any,
+    w_q: Any,
+    *,
+    head: int,
+    n_heads: int,
+    position: float,
+    base: float = 10000.0,
+    layout: str = "interleaved",
+) -> CheckResult:
+    """Check the RoPE-rotated query of one head, computed by hand from an embedding.
+
+    The answer is the query of head ``head`` for the token with embedding
+    ``x`` at ``position``, after RoPE, computed as a transformer with
+    ``n_heads`` heads computes it (chapter 07), in the given ``layout``.
+
+    Answers that match a common mistake get a hint naming it: rotating the
+    whole ``d_model``-wide query (or using ``d_model`` in the frequencies), a
+    position off by one, the other layout, the rotation turned the wrong way,
+    sine and cosine exchanged, the dimension index in the exponent, a
+    neighbouring head, ``w_q`` transposed, or the slice left unrotated.
+
+    Parameters
+    ----------
+    answer : array_like or None
+        The student's rotated query of the head, shape ``(head_dim,)``
+        (``None`` or ``...`` while not attempted).
+    x : array_like
+        The token's embedding, shape ``(d_model,)``, finite.
+    w_q : array_like
+        The query projection, shape ``(d_model, d_model)``, finite (``q = x @ w_q``).
+    head : int
+        Which head, ``0 .. n_heads-1``.
+    n_heads : int
+        Number of heads, ``>= 1``; ``d_model / n_heads`` must be an even integer.
+    position : float
+        The token's position ``m`` (0-based, tokens), a finite real.
+    base : float, optional
+        Base of the frequencies, ``> 0``. Default 10000.
+    layout : {"interleaved", "half"}, optional
+        The pairing the answer must use. Default ``"interleaved"``.
+
+    Returns
+    -------
+    CheckResult
+        Truthy if correct, falsy if not attempted; displays its message.
+
+    Raises
+    ------
+    CheckFailed
+        If the vector is wrong; the message says where, or which known mistake
+        it matches, but never the expected values.
+    TypeError, ValueError
+        If an argument other than ``answer`` is not allowed.
+
+    References
+    ----------
+    .. [1] J. Su et al., "RoFormer: Enhanced Transformer with Rotary Position
+       Embedding", Neurocomputing 568, 2024 (arXiv:2104.09864), equation (34).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_rotated_query(None, [1.0, 0.0], np.eye(2), head=0, n_heads=1, position=3)
+    Not attempted yet.
+    Replace the placeholder with your rotated query of head 0 (2 numbers), then run the cell again.
+    >>> check_rotated_query([1.0, 0.0], [1.0, 0.0], np.eye(2), head=0, n_heads=1, position=3)
+    Traceback (most recent call last):
+        ...
+    posenc_helpers.checks.CheckFailed: your rotated query is not yet head 0's query at position 3 after
+    RoPE (head_dim = 2, interleaved layout). Hint: this is the head's query before rotation: turn every
+    pair by m θ_i.
+    """
+    x_ = as_real_array(x, "x").astype(np.float64)
+    if x_.ndim != 1 or x_.size == 0:
+        raise ValueError(f"x must be a non-empty 1-D embedding, got shape {x_.shape}")
+    check_finite(x_, "x")
+    d_model = x_.size
+    w = _matrix(w_q, "w_q")
+    if w.shape != (d_model, d_model):
+        raise ValueError(f"w_q must have shape (d_model, d_model) = ({d_model}, {d_model}), got {w.shape}")
+    n_heads = check_count(n_heads, "n_heads", minimum=1)
+    if d_model % n_heads or (d_model // n_heads) % 2:
+        raise ValueError(f"n_heads must split d_model = {d_model} into heads of even width, got n_heads = {n_heads}")
+    head = check_count(head, "head")
+    if head >= n_heads:
+        raise ValueError(f"head must be one of 0 .. {n_heads - 1}, got {head}")
+    m = check_real(position, "position")
+    base = check_positive_real(base, "base")
+    layout = check_choice(layout, "layout", ROPE_LAYOUTS)
+    if is_placeholder(answer):
+        return not_attempted(f"your rotated query of head {head} ({d_model // n_heads} numbers)")
+
+    head_dim = d_model // n_heads
+    expected, mistakes = _rotated_query(x_, w, head, n_heads, m, base, layout)
     compare_arrays(
         answer,
         expected,
@@ -222,16 +231,48 @@ def check_rotated_query(
     return passed(f"the query of head {head} is projected, sliced and turned by m θ_i in the {layout} layout.")
 
 
+def _converted(w: np.ndarray) -> tuple[np.ndarray, list[tuple[np.ndarray, str]]]:
+    """The projection for the half-split layout, and the matrices that named mistakes give."""
+    d_model, head_dim = w.shape
+    perm = rope_layout_permutation(head_dim)
+    expected = w[:, perm]
+    swapped = np.concatenate([perm[head_dim // 2 :], perm[: head_dim // 2]])
+    mistakes = [
+        (
+            w,
+            "this is the original matrix: in the half-split layout pair i must sit in columns i "
+            "and i + head_dim/2, so the columns have to be reordered.",
+        ),
+        (
+            w[:, np.argsort(perm)],
+            "you applied the inverse permutation (half-split back to interleaved). Column j of the new "
+            "matrix must be the old column whose feature lands at place j of the half-split query.",
+        ),
+        (
+            w[:, swapped],
+            "the two features of every pair are swapped, which turns every pair the other way round: "
+            "the first feature of pair i goes to column i, the second to column i + head_dim/2.",
+        ),
+    ]
+    if d_model == head_dim:
+        mistakes.append(
+            (
+                w[perm, :],
+                "you reordered the rows (input features). The pairs live in the output "
+                "features of the projection, its columns.",
+            )
+        )
+    mistakes = [(value, hint) for value, hint in mistakes if not np.allclose(value, expected)]
+    return expected, mistakes
+
+
 def check_converted_projection(answer: Any, w_interleaved: Any) -> CheckResult:
     """Check a projection matrix converted from the interleaved to the half-split RoPE layout.
 
     ``w_interleaved`` (shape ``(d_model, head_dim)``, ``q = x @ w``) comes from
-    a checkpoint trained with interleaved pairs. The answer must produce, for
-    every input ``x``, the same query with its features reordered into
-    half-split order, ``(x @ answer) == (x @ w_interleaved)[perm]``, so that
-    half-split RoPE code gives exactly the scores of the original model. That
-    is ``w_interleaved[:, perm]`` with ``perm`` from
-    :func:`~posenc_helpers.rope_layout_permutation`.
+    a checkpoint trained with interleaved pairs. The answer is the matrix to
+    load into code that uses the half-split layout (chapter 07) so that it
+    computes exactly the scores of the original model, for every input.
 
     Parameters
     ----------
@@ -267,15 +308,17 @@ def check_converted_projection(answer: Any, w_interleaved: Any) -> CheckResult:
 
     Examples
     --------
-    With ``head_dim = 4`` the half-split order of the columns is 0, 2, 1, 3:
-
     >>> import numpy as np
     >>> w = np.arange(8.0).reshape(2, 4)
-    >>> check_converted_projection(w[:, [0, 2, 1, 3]], w)
-    Correct: half-split RoPE with this matrix gives exactly the scores of the interleaved checkpoint.
     >>> check_converted_projection(None, w)
     Not attempted yet.
     Replace the placeholder with your converted 2 x 4 matrix, then run the cell again.
+    >>> check_converted_projection(w, w)
+    Traceback (most recent call last):
+        ...
+    posenc_helpers.checks.CheckFailed: your matrix is not yet the 2 x 4 projection for half-split RoPE.
+    Hint: this is the original matrix: in the half-split layout pair i must sit in columns i and i +
+    head_dim/2, so the columns have to be reordered.
     """
     w = _matrix(w_interleaved, "w_interleaved")
     d_model, head_dim = w.shape
@@ -283,35 +326,7 @@ def check_converted_projection(answer: Any, w_interleaved: Any) -> CheckResult:
         raise ValueError(f"w_interleaved must have an even, non-zero number of columns (head_dim), got {head_dim}")
     if is_placeholder(answer):
         return not_attempted(f"your converted {d_model} x {head_dim} matrix")
-    perm = rope_layout_permutation(head_dim)
-    expected = w[:, perm]
-    swapped = np.concatenate([perm[head_dim // 2 :], perm[: head_dim // 2]])
-    mistakes = [
-        (
-            w,
-            "this is the original matrix: in the half-split layout pair i must sit in columns i "
-            "and i + head_dim/2, so the columns have to be reordered.",
-        ),
-        (
-            w[:, np.argsort(perm)],
-            "you applied the inverse permutation (half-split back to interleaved). Column j of the new "
-            "matrix must be the old column whose feature lands at place j of the half-split query.",
-        ),
-        (
-            w[:, swapped],
-            "the two features of every pair are swapped, which turns every pair the other way round: "
-            "the first feature of pair i goes to column i, the second to column i + head_dim/2.",
-        ),
-    ]
-    if d_model == head_dim:
-        mistakes.append(
-            (
-                w[perm, :],
-                "you reordered the rows (input features). The pairs live in the output "
-                "features of the projection, its columns.",
-            )
-        )
-    mistakes = [(value, hint) for value, hint in mistakes if not np.allclose(value, expected)]
+    expected, mistakes = _converted(w)
     compare_arrays(
         answer,
         expected,

@@ -14,7 +14,7 @@ __all__ = ["check_alibi_slopes", "check_alibi_head_bias"]
 
 
 def _direct_slopes(n: int, *, start: int = 1) -> np.ndarray:
-    """``2**(-8h/n)`` for ``h = start .. start + n - 1``: the power-of-two formula used for any ``n``."""
+    """The power-of-two rule applied to ``n`` heads numbered from ``start``, whatever ``n`` is (a wrong answer)."""
     head = np.arange(start, start + n, dtype=np.float64)
     return 2.0 ** (-8.0 * head / n)
 
@@ -80,8 +80,17 @@ def _slope_mistakes(n: int, expected: np.ndarray) -> list[tuple[np.ndarray, str]
     return [(m, hint) for m, hint in mistakes if not np.allclose(m, expected, rtol=1e-12, atol=0.0)]
 
 
+def _slopes(n: int) -> tuple[np.ndarray, list[tuple[np.ndarray, str]]]:
+    expected = alibi_slopes(n)
+    return expected, _slope_mistakes(n, expected)
+
+
 def check_alibi_slopes(answer: Any, n_heads: int) -> CheckResult:
     """Check the list of ALiBi slopes ``m_h`` for ``n_heads`` heads, in head order.
+
+    The answer holds one slope per head, head 1 first, as chapter 08 (and the
+    reference implementation of Press et al.) defines them for any number of
+    heads, a power of two or not.
 
     Parameters
     ----------
@@ -98,10 +107,11 @@ def check_alibi_slopes(answer: Any, n_heads: int) -> CheckResult:
     Raises
     ------
     CheckFailed
-        If the slopes are wrong. Sorting, using ``2^(-8h/n)`` for a head count
-        that is not a power of two, starting ``h`` at 0, taking ``[1::2]``
-        instead of ``[0::2]`` and similar mistakes get a specific hint; the
-        message never shows the right slopes.
+        If the slopes are wrong. Sorting, using the power-of-two rule for a
+        head count that is not a power of two, numbering the heads from 0,
+        taking the wrong half (or no half) of the slopes of twice as many
+        heads, the right slopes in the wrong order and similar mistakes get a
+        specific hint; the message never shows the right slopes.
     TypeError, ValueError
         If ``n_heads`` is not an integer ``>= 1``.
 
@@ -113,16 +123,19 @@ def check_alibi_slopes(answer: Any, n_heads: int) -> CheckResult:
 
     Examples
     --------
-    >>> check_alibi_slopes([2.0 ** -h for h in range(1, 9)], n_heads=8)
-    Correct: the 8 slopes, in head order.
     >>> check_alibi_slopes(None, n_heads=20)
     Not attempted yet.
     Replace the placeholder with your array of 20 slopes, then run the cell again.
+    >>> check_alibi_slopes([0.5, 0.25], n_heads=3)
+    Traceback (most recent call last):
+        ...
+    posenc_helpers.checks.CheckFailed: slopes should be the 3 ALiBi slopes in head order (entry 0 is head
+    h = 1), of shape (3,); yours has shape (2,).
     """
     n = check_count(n_heads, "n_heads", minimum=1)
     if is_placeholder(answer):
         return not_attempted(f"your array of {n} slopes")
-    expected = alibi_slopes(n)
+    expected, mistakes = _slopes(n)
     compare_arrays(
         answer,
         expected,
@@ -131,9 +144,14 @@ def check_alibi_slopes(answer: Any, n_heads: int) -> CheckResult:
         axes=("entry",),
         atol=0.0,
         rtol=1e-9,
-        known_mistakes=_slope_mistakes(n, expected),
+        known_mistakes=mistakes,
+        plural=True,
     )
     return passed(f"the {n} slopes, in head order.")
+
+
+def _entry(query: int, key: int) -> str:
+    return f"the query at position {query} and the key at position {key}"
 
 
 def _query_key_distance(seq_len: int, first_query: int) -> np.ndarray:
@@ -144,12 +162,14 @@ def _query_key_distance(seq_len: int, first_query: int) -> np.ndarray:
 
 
 def check_alibi_head_bias(answer: Any, slope: float, seq_len: int, *, first_query: int = 0) -> CheckResult:
-    """Check the causal ALiBi bias of one head: ``-m (i - j)`` for ``j <= i``, ``-inf`` for ``j > i``.
+    """Check the causal ALiBi bias of one head, the future masked with ``-inf``.
 
-    Columns are the keys ``j = 0 .. seq_len - 1``. Rows are the queries
-    ``i = first_query .. seq_len - 1``: all positions by default (a square
-    matrix), or only the last few, as when a model generates new tokens and
-    reads the earlier keys from a cache.
+    The answer is the bias of chapter 08 that ALiBi adds to the attention
+    logits of one head with slope ``slope``, under a causal mask. Columns are
+    the keys at positions ``0 .. seq_len - 1``. Rows are the queries at
+    positions ``first_query .. seq_len - 1``: all positions by default (a
+    square matrix), or only the last few, as when a model generates new
+    tokens and reads the earlier keys from a cache.
 
     Parameters
     ----------
@@ -171,11 +191,13 @@ def check_alibi_head_bias(answer: Any, slope: float, seq_len: int, *, first_quer
     Raises
     ------
     CheckFailed
-        If the matrix is wrong: a missing or misplaced mask, rows numbered from
-        0 instead of ``first_query``, the wrong sign, ``j - i`` for ``i - j``,
-        the ``m * j`` shortcut, a missing slope or an off-by-one distance each
-        get a hint; otherwise the message names the first (query, key) entry
-        that differs. It never shows the right values.
+        If the matrix is wrong: a missing or misplaced mask (or a large finite
+        number in its place), rows numbered from 0 instead of
+        ``first_query``, the bias of models that see both directions, the
+        wrong sign, the transposed matrix, the ``m * j`` shortcut, a missing
+        or doubled slope and an off-by-one distance each get a hint; otherwise
+        the message names the first (query, key) entry that differs. It never
+        shows the right values.
     TypeError, ValueError
         If ``slope`` is not a finite number ``> 0``, ``seq_len`` not an
         integer ``>= 1`` or ``first_query`` not an integer in ``0 .. seq_len - 1``.
@@ -187,11 +209,14 @@ def check_alibi_head_bias(answer: Any, slope: float, seq_len: int, *, first_quer
 
     Examples
     --------
-    >>> import numpy as np
-    >>> check_alibi_head_bias([[0.0, -np.inf], [-0.5, 0.0]], slope=0.5, seq_len=2)
-    Correct: the causal ALiBi bias of one head, with the future masked.
-    >>> check_alibi_head_bias([[-1.0, -0.5, 0.0]], slope=0.5, seq_len=3, first_query=2)
-    Correct: the causal ALiBi bias of one head, with the future masked.
+    >>> check_alibi_head_bias(None, slope=0.5, seq_len=3, first_query=2)
+    Not attempted yet.
+    Replace the placeholder with your 1 x 3 bias matrix, then run the cell again.
+    >>> check_alibi_head_bias([[0.0, 0.0], [0.0, 0.0]], slope=0.5, seq_len=2)
+    Traceback (most recent call last):
+        ...
+    posenc_helpers.checks.CheckFailed: bias has no masked entries. Hint: the causal mask is missing: every
+    key after its query (j > i) must be -np.inf.
     """
     m = check_positive_real(slope, "slope")
     n = check_count(seq_len, "seq_len", minimum=1)
@@ -214,7 +239,9 @@ def check_alibi_head_bias(answer: Any, slope: float, seq_len: int, *, first_quer
     bad = np.isnan(array) | np.isposinf(array)
     if bad.any():
         r, j = (int(x) for x in np.argwhere(bad)[0])
-        raise CheckFailed(f"bias holds NaN or +inf at query {first + r}, key {j}; masked entries must be -inf.")
+        raise CheckFailed(
+            f"bias holds NaN or +inf at the entry of {_entry(first + r, j)}; masked entries must be -inf."
+        )
     masked = np.isneginf(array)
     if not np.array_equal(masked, future):
         if not masked.any():
@@ -254,7 +281,7 @@ def check_alibi_head_bias(answer: Any, slope: float, seq_len: int, *, first_quer
         )
         raise CheckFailed(
             f"bias masks the wrong entries: {int(wrong.sum())} of {array.size} differ. The first is "
-            f"query {first + r}, key {j}, which should {should}."
+            f"the entry of {_entry(first + r, j)}, which should {should}."
         )
     keep = ~future
     key = np.arange(n, dtype=np.float64)
@@ -292,5 +319,7 @@ def check_alibi_head_bias(answer: Any, slope: float, seq_len: int, *, first_quer
         atol=1e-9,
         rtol=1e-9,
         known_mistakes=mistakes,
+        locate=lambda index: f"the entry of {_entry(first + index[0], index[1])}",
+        given=answer,
     )
     return passed("the causal ALiBi bias of one head, with the future masked.")

@@ -10,27 +10,90 @@ import numpy as np
 from .._validation import check_choice, check_count, check_positive_real
 from ..precision import round_to_precision
 from ..rope import rope_frequencies
-from ._core import CheckFailed, CheckResult, as_answer_array, compare_arrays, is_placeholder, not_attempted, passed
+from ._core import (
+    CheckFailed,
+    CheckResult,
+    as_answer_array,
+    call_student_function,
+    compare_arrays,
+    is_placeholder,
+    not_attempted,
+    passed,
+)
 
 __all__ = ["check_rescaled_frequencies", "check_first_interpolated_collision"]
 
 _SIGNIFICAND_BITS = {"float16": 11, "bfloat16": 8}
+
+# Scales on which a function answer for the first collision is also tried (4 is a power of two,
+# where the interpolated positions collide exactly where the integers do).
+_HIDDEN_SCALES = (3.0, 4.0, 7.0)
 
 
 def _ntk(head_dim: int, base: float, factor: float, exponent: float) -> np.ndarray:
     return rope_frequencies(head_dim, base=base * factor**exponent)
 
 
+def _rescaled(
+    d_model: int, head_dim: int, base: float, factor: float
+) -> tuple[np.ndarray, np.ndarray, list[tuple[np.ndarray, str]], list[tuple[np.ndarray, str]]]:
+    """The two expected rows, and the rows that named mistakes give for each."""
+    pairs = head_dim // 2
+    theta = rope_frequencies(head_dim, base=base)
+    exponent = head_dim / (head_dim - 2) if head_dim > 2 else 0.0
+    expected_pi = theta / factor
+    expected_ntk = _ntk(head_dim, base, factor, exponent)
+    wrong_base = 10000.0 if base != 10000.0 else 500000.0
+    base_hint = f"these are the frequencies for base {wrong_base:g}. Use the model's own base (the exercise gives it)."
+    d_model_hint = (
+        "the exponent uses d_model. NTK-aware scaling and the frequencies both use the head width "
+        "d = d_model / n_heads."
+    )
+    pi_mistakes = [
+        (
+            theta * factor,
+            "you multiplied the frequencies by s. Interpolation divides positions by s, "
+            "which divides every frequency by s (slower rotation).",
+        ),
+        (theta, "these are the original frequencies; position interpolation divides each by s."),
+        (rope_frequencies(head_dim, base=wrong_base) / factor, base_hint),
+        (expected_ntk, "this is the NTK-aware row; row 0 should hold position interpolation."),
+    ]
+    ntk_mistakes = [
+        (expected_pi, "this is the position-interpolation row; row 1 should hold the NTK-aware frequencies."),
+        (theta, "these are the original frequencies; NTK-aware scaling enlarges the base first."),
+        (
+            rope_frequencies(head_dim, base=base / factor**exponent),
+            "you divided the base by s**(d/(d-2)). NTK-aware scaling multiplies it, so the pairs get slower.",
+        ),
+        (
+            _ntk(head_dim, base, factor, head_dim / 2),
+            "the exponent of s is d/(d-2), not d/2. With d/(d-2) the last pair is slowed by exactly s.",
+        ),
+        (
+            _ntk(head_dim, base, factor, 1.0),
+            "the exponent of s is d/(d-2), not 1: base * s alone slows the last pair by less than s.",
+        ),
+        (_ntk(head_dim, base, factor, (head_dim - 2) / head_dim), "the exponent of s is d/(d-2), not (d-2)/d."),
+        (_ntk(head_dim, wrong_base, factor, exponent), base_hint),
+        (_ntk(head_dim, base, factor, d_model / (d_model - 2)), d_model_hint),
+        (rope_frequencies(d_model, base=base * factor ** (d_model / (d_model - 2)))[:pairs], d_model_hint),
+    ]
+    ntk_mistakes = [(m, h) for m, h in ntk_mistakes if not np.allclose(m, expected_ntk, atol=0.0, rtol=1e-6)]
+    return expected_pi, expected_ntk, pi_mistakes, ntk_mistakes
+
+
 def check_rescaled_frequencies(answer: Any, *, d_model: int, n_heads: int, base: float, factor: float) -> CheckResult:
     """Check position-interpolation and NTK-aware frequencies for a model.
 
     The answer is a ``(2, head_dim // 2)`` array with ``head_dim = d_model // n_heads``:
-    row 0 holds the position-interpolation frequencies ``theta_i / s``, row 1 the
-    NTK-aware ones, ``(base * s**(head_dim / (head_dim - 2)))**(-2i / head_dim)``.
-    Each row is compared on its own (relative tolerance ``1e-6``), with hints
-    for the common mistakes: multiplying by ``s``, the exponent ``d/2`` or 1
-    instead of ``d/(d-2)``, dividing the base, ``d_model`` in place of the head
-    width, the base 10000 instead of the model's base, swapped rows.
+    row 0 holds the position-interpolation frequencies of chapter 09 and row 1
+    the NTK-aware ones, one per frequency pair of a head, for the model's base
+    and the scale ``s = factor``. Each row is compared on its own (relative
+    tolerance ``1e-6``, ``1e-5`` for float32 answers), with hints for the
+    common mistakes: multiplying by ``s``, three wrong exponents of ``s``,
+    dividing the base, ``d_model`` in place of the head width, the base 10000
+    instead of the model's base, and the two rows swapped.
 
     Parameters
     ----------
@@ -68,10 +131,15 @@ def check_rescaled_frequencies(answer: Any, *, d_model: int, n_heads: int, base:
     Examples
     --------
     >>> import numpy as np
-    >>> theta = 100.0 ** (-np.arange(2) / 2)          # head_dim 4, base 100
-    >>> ntk = (100.0 * 2.0 ** 2) ** (-np.arange(2) / 2)  # s**(4/2) = 4
-    >>> check_rescaled_frequencies(np.stack([theta / 2, ntk]), d_model=8, n_heads=2, base=100.0, factor=2.0)
-    Correct: row 0 slows every pair by s; row 1 keeps pair 0 and slows the last pair by exactly s.
+    >>> check_rescaled_frequencies(None, d_model=8, n_heads=2, base=100.0, factor=2.0)
+    Not attempted yet.
+    Replace the placeholder with a (2, 2) array: row 0 the position-interpolation frequencies, row 1 the
+    NTK-aware ones, then run the cell again.
+    >>> check_rescaled_frequencies(np.ones((2, 4)), d_model=8, n_heads=2, base=100.0, factor=2.0)
+    Traceback (most recent call last):
+        ...
+    posenc_helpers.checks.CheckFailed: your array has 4 frequencies per row, d_model / 2. RoPE rotates
+    within one head: its frequencies use the head width d_model / n_heads, not d_model.
     """
     d_model = check_count(d_model, "d_model", minimum=2)
     n_heads = check_count(n_heads, "n_heads", minimum=1)
@@ -101,70 +169,34 @@ def check_rescaled_frequencies(answer: Any, *, d_model: int, n_heads: int, base:
             f"NTK-aware scaling, one frequency per pair of the head; yours has shape {array.shape}."
             + (" It looks transposed." if array.shape == (pairs, 2) else "")
         )
-    theta = rope_frequencies(head_dim, base=base)
-    exponent = head_dim / (head_dim - 2) if head_dim > 2 else 0.0
-    expected_pi = theta / factor
-    expected_ntk = _ntk(head_dim, base, factor, exponent)
-    wrong_base = 10000.0 if base != 10000.0 else 500000.0
-    base_hint = f"these are the frequencies for base {wrong_base:g}. Use the model's own base (the exercise gives it)."
-    d_model_hint = (
-        "the exponent uses d_model. NTK-aware scaling and the frequencies both use the head width "
-        "d = d_model / n_heads."
-    )
-    tolerance = {"atol": 0.0, "rtol": 1e-6}
+    expected_pi, expected_ntk, pi_mistakes, ntk_mistakes = _rescaled(d_model, head_dim, base, factor)
     compare_arrays(
         array[0],
         expected_pi,
         name="row 0 (position interpolation)",
-        description="theta_i / s for every pair",
+        description="the position-interpolation frequencies, one per pair",
         axes=("pair",),
-        **tolerance,
-        known_mistakes=[
-            (
-                theta * factor,
-                "you multiplied the frequencies by s. Interpolation divides positions by s, "
-                "which divides every frequency by s (slower rotation).",
-            ),
-            (theta, "these are the original frequencies; position interpolation divides each by s."),
-            (rope_frequencies(head_dim, base=wrong_base) / factor, base_hint),
-            (expected_ntk, "this is the NTK-aware row; row 0 should hold position interpolation."),
-        ],
+        atol=0.0,
+        rtol=1e-6,
+        known_mistakes=pi_mistakes,
+        given=answer,
     )
-    ntk_mistakes = [
-        (expected_pi, "this is the position-interpolation row; row 1 should hold the NTK-aware frequencies."),
-        (theta, "these are the original frequencies; NTK-aware scaling enlarges the base first."),
-        (
-            rope_frequencies(head_dim, base=base / factor**exponent),
-            "you divided the base by s**(d/(d-2)). NTK-aware scaling multiplies it, so the pairs get slower.",
-        ),
-        (
-            _ntk(head_dim, base, factor, head_dim / 2),
-            "the exponent of s is d/(d-2), not d/2. With d/(d-2) the last pair is slowed by exactly s.",
-        ),
-        (
-            _ntk(head_dim, base, factor, 1.0),
-            "the exponent of s is d/(d-2), not 1: base * s alone slows the last pair by less than s.",
-        ),
-        (_ntk(head_dim, base, factor, (head_dim - 2) / head_dim), "the exponent of s is d/(d-2), not (d-2)/d."),
-        (_ntk(head_dim, wrong_base, factor, exponent), base_hint),
-        (_ntk(head_dim, base, factor, d_model / (d_model - 2)), d_model_hint),
-        (rope_frequencies(d_model, base=base * factor ** (d_model / (d_model - 2)))[:pairs], d_model_hint),
-    ]
-    ntk_mistakes = [(m, h) for m, h in ntk_mistakes if not np.allclose(m, expected_ntk, atol=0.0, rtol=1e-6)]
     compare_arrays(
         array[1],
         expected_ntk,
         name="row 1 (NTK-aware)",
-        description="the frequencies of the enlarged base base * s**(d/(d-2))",
+        description="the NTK-aware frequencies, one per pair",
         axes=("pair",),
+        atol=0.0,
+        rtol=1e-6,
         known_mistakes=ntk_mistakes,
-        **tolerance,
+        given=answer,
     )
     return passed("row 0 slows every pair by s; row 1 keeps pair 0 and slows the last pair by exactly s.")
 
 
 def _first_collision(factor: float, dtype: str, *, multiply: bool = False) -> int:
-    """First integer t >= 0 with t/s (or t*s) and (t+1)/s rounding to the same value."""
+    """Where the interpolated positions first collide (or, with multiply, a wrong variant)."""
     bits = _SIGNIFICAND_BITS[dtype]
     limit = int(math.ceil(2 ** (bits + 2) * factor)) + 2
     t = np.arange(limit, dtype=np.float64)
@@ -179,74 +211,7 @@ def _first_inexact(factor: float, dtype: str) -> int:
     return int(np.flatnonzero(round_to_precision(t / factor, dtype) != t / factor)[0])
 
 
-def check_first_interpolated_collision(answer: Any, *, factor: float, dtype: str = "bfloat16") -> CheckResult:
-    """Check the first integer ``t`` whose interpolated positions ``t/s`` and ``(t+1)/s`` collide.
-
-    Position interpolation feeds the model the positions ``t / s``. Stored in
-    ``dtype`` (each computed in float64 and rounded once), two neighbouring
-    positions first become the same number at the ``t`` this check expects.
-    Wrong answers that match a common mistake get a hint: reporting ``t + 1``,
-    the collision of the integer positions, the other format's answer, the
-    value ``t / s`` instead of ``t``, multiplying by ``s``, or the first ``t``
-    whose ``t / s`` is merely inexact.
-
-    Parameters
-    ----------
-    answer : int or None
-        The student's position (``None`` or ``...`` while not attempted).
-    factor : float
-        The scale ``s``, a finite number ``>= 1``.
-    dtype : {"bfloat16", "float16"}, optional
-        The storage format. Default ``"bfloat16"``.
-
-    Returns
-    -------
-    CheckResult
-        Truthy if correct, falsy if not attempted; displays its message.
-
-    Raises
-    ------
-    CheckFailed
-        If the position is wrong; the message says whether it is too early or
-        too late, or names the mistake, never the expected position.
-    TypeError, ValueError
-        If ``factor`` or ``dtype`` is invalid.
-
-    References
-    ----------
-    .. [1] S. Chen et al., "Extending Context Window of Large Language Models via
-       Positional Interpolation", arXiv:2306.15595, 2023.
-    .. [2] D. Kalamkar et al., "A Study of BFLOAT16 for Deep Learning Training",
-       arXiv:1905.12322, 2019.
-
-    Examples
-    --------
-    With ``s = 1`` the positions are the integers, which collide from 256 on in
-    bfloat16 (257 rounds to 256):
-
-    >>> check_first_interpolated_collision(256, factor=1.0)
-    Correct: from t = 256 on, bfloat16 cannot tell t/s from (t+1)/s for s = 1.
-    >>> check_first_interpolated_collision(None, factor=1.0)
-    Not attempted yet.
-    Replace the placeholder with the first integer t (one number), then run the cell again.
-    """
-    factor = check_positive_real(factor, "factor")
-    if factor < 1:
-        raise ValueError(f"factor must be a scale s >= 1, got {factor!r}")
-    if factor > 1024:
-        raise ValueError(f"factor must be at most 1024 (a search over at most a few million positions), got {factor!r}")
-    dtype = check_choice(dtype, "dtype", tuple(_SIGNIFICAND_BITS))
-    if is_placeholder(answer):
-        return not_attempted("the first integer t (one number)")
-    array = as_answer_array(answer, "your position")
-    if array.size != 1:
-        raise CheckFailed(f"your position should be a single integer t; yours has shape {array.shape}.")
-    value = float(array.reshape(()))
-    if not math.isfinite(value):
-        raise CheckFailed("your position is not a finite number (NaN or inf).")
-    expected = _first_collision(factor, dtype)
-    if value == expected:
-        return passed(f"from t = {expected} on, {dtype} cannot tell t/s from (t+1)/s for s = {factor:g}.")
+def _collision_mistakes(factor: float, dtype: str, expected: int) -> list[tuple[float, str]]:
     other = "float16" if dtype == "bfloat16" else "bfloat16"
     mistakes = [
         (
@@ -271,17 +236,148 @@ def check_first_interpolated_collision(answer: Any, *, factor: float, dtype: str
             "to round to the same number.",
         ),
     ]
-    for mistake, hint in mistakes:
-        if mistake != expected and math.isclose(value, mistake, rel_tol=1e-9, abs_tol=1e-9):
-            raise CheckFailed(f"your position is not yet the first collision. Hint: {hint}")
+    return [(value, hint) for value, hint in mistakes if value != expected]
+
+
+def _collision_value(answer: Any, name: str) -> float:
+    array = as_answer_array(answer, name)
+    if array.size != 1:
+        raise CheckFailed(f"{name} should be a single integer t; yours has shape {array.shape}.")
+    value = float(array.reshape(()))
+    if not math.isfinite(value):
+        raise CheckFailed(f"{name} is not a finite number (NaN or inf).")
+    return value
+
+
+def _collision_failure(value: float, factor: float, dtype: str, *, name: str, direction: bool) -> str | None:
+    """Why ``value`` is not the first collision for ``factor`` (None if it is)."""
+    expected = _first_collision(factor, dtype)
+    if value == expected:
+        return None
+    for mistake, hint in _collision_mistakes(factor, dtype, expected):
+        if math.isclose(value, mistake, rel_tol=1e-9, abs_tol=1e-9):
+            return f"{name} is not yet the first collision. Hint: {hint}"
     if value != round(value) or value < 0:
-        raise CheckFailed(f"your position should be a whole number t >= 0; yours is {value:g}.")
+        return f"{name} should be a whole number t >= 0; yours is {value:g}."
+    if not direction:
+        return f"{name} is not the first t at which t/s and (t+1)/s round to the same {dtype} number."
     if value < expected:
-        raise CheckFailed(
+        return (
             f"at t = {value:g}, t/s and (t+1)/s are still two different {dtype} numbers: the first "
             f"collision comes later. Round t/s for a range of t and compare neighbours."
         )
-    raise CheckFailed(
+    return (
         f"t = {value:g} is too late: an earlier t already has t/s and (t+1)/s rounding to the same {dtype} "
         f"number. Compare neighbours over the whole range from t = 0."
     )
+
+
+def _check_collision_function(function: Any, factor: float, dtype: str) -> list[float]:
+    """Run a function answer on the exercise's scale and the hidden ones; return the other scales."""
+    call = f"your function with s = {factor:g}"
+    result = _collision_value(call_student_function(function, factor, call=call), f"the result of {call}")
+    failure = _collision_failure(result, factor, dtype, name=f"the result of {call}, {result:g},", direction=True)
+    if failure:
+        raise CheckFailed(failure)
+    others = [s for s in _HIDDEN_SCALES if s != factor]
+    for scale in others:
+        call = f"your function with s = {scale:g}"
+        other = _collision_value(call_student_function(function, scale, call=call), f"the result of {call}")
+        failure = _collision_failure(other, scale, dtype, name=f"the result of {call}, {other:g},", direction=False)
+        if failure:
+            same = (
+                f" It returns the same t as for s = {factor:g}: does it use its argument s?" if other == result else ""
+            )
+            raise CheckFailed(
+                f"your function finds the first collision for s = {factor:g}, but not for every scale: {failure}{same}"
+            )
+    return others
+
+
+def check_first_interpolated_collision(answer: Any, *, factor: float, dtype: str = "bfloat16") -> CheckResult:
+    """Check the first integer ``t`` whose interpolated positions ``t/s`` and ``(t+1)/s`` collide.
+
+    Position interpolation feeds the model the positions ``t / s``. Stored in
+    ``dtype`` (each computed in float64 and rounded once), two neighbouring
+    positions become the same number from some ``t`` on; the answer is the
+    first such ``t`` for ``s = factor``.
+
+    The graded form of the answer is a function ``first_collision(s)`` that
+    returns that ``t`` for any scale ``s`` (rounding to ``dtype``): the check
+    calls it with ``s = factor`` and with other scales (3, 4 and 7), so trying
+    values until the check passes does not help. A whole number is still
+    accepted for ``s = factor`` alone; it can be found by trying values, so it
+    shows understanding only together with the code that computed it.
+
+    Wrong answers that match a common mistake get a hint: reporting ``t + 1``,
+    the collision of the integer positions, the other format's answer, the
+    value ``t / s`` instead of ``t``, multiplying by ``s``, or the first ``t``
+    whose ``t / s`` is merely inexact. A function that gives the same answer
+    for every scale is told that it ignores its argument.
+
+    Parameters
+    ----------
+    answer : int, callable or None
+        The student's function ``first_collision(s)`` or position (``None``
+        or ``...`` while not attempted).
+    factor : float
+        The scale ``s``, a finite number ``>= 1``.
+    dtype : {"bfloat16", "float16"}, optional
+        The storage format. Default ``"bfloat16"``.
+
+    Returns
+    -------
+    CheckResult
+        Truthy if correct, falsy if not attempted; displays its message.
+
+    Raises
+    ------
+    CheckFailed
+        If the position is wrong (for ``s = factor``, the message says whether
+        it is too early or too late, or names the mistake), if the function
+        fails or gives a wrong position for another scale; never the expected
+        position.
+    TypeError, ValueError
+        If ``factor`` or ``dtype`` is invalid.
+
+    References
+    ----------
+    .. [1] S. Chen et al., "Extending Context Window of Large Language Models via
+       Positional Interpolation", arXiv:2306.15595, 2023.
+    .. [2] D. Kalamkar et al., "A Study of BFLOAT16 for Deep Learning Training",
+       arXiv:1905.12322, 2019.
+
+    Examples
+    --------
+    >>> check_first_interpolated_collision(None, factor=5.0)
+    Not attempted yet.
+    Replace the placeholder with your function first_collision(s) (or the first integer t), then run the
+    cell again.
+    >>> def first_collision(s):
+    ...     return 256
+    >>> check_first_interpolated_collision(first_collision, factor=5.0)
+    Traceback (most recent call last):
+        ...
+    posenc_helpers.checks.CheckFailed: the result of your function with s = 5, 256, is not yet the first
+    collision. Hint: that is where the integer positions collide. With position interpolation the stored
+    numbers are t/s, not t.
+    """
+    factor = check_positive_real(factor, "factor")
+    if factor < 1:
+        raise ValueError(f"factor must be a scale s >= 1, got {factor!r}")
+    if factor > 1024:
+        raise ValueError(f"factor must be at most 1024 (a search over at most a few million positions), got {factor!r}")
+    dtype = check_choice(dtype, "dtype", tuple(_SIGNIFICAND_BITS))
+    if is_placeholder(answer):
+        return not_attempted("your function first_collision(s) (or the first integer t)")
+    expected = _first_collision(factor, dtype)
+    summary = f"from t = {expected} on, {dtype} cannot tell t/s from (t+1)/s for s = {factor:g}"
+    if callable(answer):
+        others = _check_collision_function(answer, factor, dtype)
+        scales = ", ".join(f"{s:g}" for s in others)
+        return passed(f"{summary}, and your function finds the first collision for s = {scales} too.")
+    value = _collision_value(answer, "your position")
+    failure = _collision_failure(value, factor, dtype, name="your position", direction=True)
+    if failure:
+        raise CheckFailed(failure)
+    return passed(f"{summary}.")

@@ -9,7 +9,16 @@ import numpy as np
 from .._validation import check_count, check_even_width, check_positive_real
 from ..alibi import alibi_slopes
 from ..sinusoidal import shift_matrix, sinusoidal_encoding
-from ._core import CheckFailed, CheckResult, as_answer_array, compare_arrays, is_placeholder, not_attempted, passed
+from ._core import (
+    CheckFailed,
+    CheckResult,
+    as_answer_array,
+    call_student_function,
+    compare_arrays,
+    is_placeholder,
+    not_attempted,
+    passed,
+)
 
 __all__ = ["check_offset_keys", "check_alibi_weight_factor"]
 
@@ -34,13 +43,36 @@ def _shift_hint(shift: int, offset: int) -> str:
     )
 
 
+def _offset_keys(
+    offset: int, d_model: int, seq_len: int, base: float
+) -> tuple[np.ndarray, list[tuple[np.ndarray, str]]]:
+    """The keys of the offset head, and the keys that named mistakes give."""
+    positions = np.arange(seq_len, dtype=np.float64)
+    expected = sinusoidal_encoding(positions, d_model, base=base) @ shift_matrix(float(offset), d_model, base=base).T
+    mistakes = []
+    for shift in sorted(range(-offset - 3, 2 * offset + 4), key=lambda s: (abs(s + offset), abs(s - offset))):
+        if shift != offset:
+            mistakes.append((sinusoidal_encoding(positions + shift, d_model, base=base), _shift_hint(shift, offset)))
+    if d_model > 2:
+        mistakes.append(
+            (
+                sinusoidal_encoding(positions + offset, d_model, base=base, layout="concat"),
+                "your keys are in the concat layout [all sines | all cosines]; the head uses the "
+                "interleaved PE(t) of the chapter, where pair k sits in columns 2k and 2k + 1.",
+            )
+        )
+    return expected, mistakes
+
+
 def check_offset_keys(answer: Any, offset: int, d_model: int, seq_len: int, *, base: float = 10000.0) -> CheckResult:
     """Check the keys of the head that attends ``offset`` tokens back.
 
     The head's queries are ``q_i = PE(i)`` and its keys ``k_j = M(phi) PE(j)``
     (interleaved sinusoidal encoding, ``phi = offset``), so the answer is the
-    ``(seq_len, d_model)`` array whose row ``j`` is ``M(phi) PE(j)``, for
-    ``j = 0 .. seq_len - 1``.
+    ``(seq_len, d_model)`` array whose row ``j`` is the key of position ``j``,
+    for ``j = 0 .. seq_len - 1``. Named mistakes: keys shifted the other way
+    (``M(phi)`` transposed or applied from the wrong side), one token off, not
+    shifted, shifted by another amount, and the concat layout.
 
     Parameters
     ----------
@@ -76,14 +108,15 @@ def check_offset_keys(answer: Any, offset: int, d_model: int, seq_len: int, *, b
 
     Examples
     --------
-    >>> import numpy as np
     >>> from posenc_helpers import sinusoidal_encoding
-    >>> keys = sinusoidal_encoding(np.arange(6) + 2.0, 4)   # PE(j + 2)
-    >>> check_offset_keys(keys, offset=2, d_model=4, seq_len=6)
-    Correct: k_j = M(2) PE(j) = PE(j + 2), so query i scores highest at key i - 2.
     >>> check_offset_keys(None, offset=2, d_model=4, seq_len=6)
     Not attempted yet.
     Replace the placeholder with your 6 x 4 array of keys, one row per key position j, then run the cell again.
+    >>> check_offset_keys(sinusoidal_encoding(6, 4), offset=2, d_model=4, seq_len=6)
+    Traceback (most recent call last):
+        ...
+    posenc_helpers.checks.CheckFailed: keys are not yet the 6 x 4 array with row j equal to M(2) PE(j).
+    Hint: your keys are PE(j) itself: apply M(φ) to every row.
     """
     offset = check_count(offset, "offset", minimum=0)
     d_model = check_even_width(d_model, "d_model")
@@ -91,21 +124,8 @@ def check_offset_keys(answer: Any, offset: int, d_model: int, seq_len: int, *, b
     base = check_positive_real(base, "base")
     if is_placeholder(answer):
         return not_attempted(f"your {seq_len} x {d_model} array of keys, one row per key position j")
-    positions = np.arange(seq_len, dtype=np.float64)
-    expected = sinusoidal_encoding(positions, d_model, base=base) @ shift_matrix(float(offset), d_model, base=base).T
     array = as_answer_array(answer, "keys")
-    mistakes = []
-    for shift in sorted(range(-offset - 3, 2 * offset + 4), key=lambda s: (abs(s + offset), abs(s - offset))):
-        if shift != offset:
-            mistakes.append((sinusoidal_encoding(positions + shift, d_model, base=base), _shift_hint(shift, offset)))
-    if d_model > 2:
-        mistakes.append(
-            (
-                sinusoidal_encoding(positions + offset, d_model, base=base, layout="concat"),
-                "your keys are in the concat layout [all sines | all cosines]; the head uses the "
-                "interleaved PE(t) of the chapter, where pair k sits in columns 2k and 2k + 1.",
-            )
-        )
+    expected, mistakes = _offset_keys(offset, d_model, seq_len, base)
     compare_arrays(
         array,
         expected,
@@ -114,20 +134,57 @@ def check_offset_keys(answer: Any, offset: int, d_model: int, seq_len: int, *, b
         axes=("key position j", "dimension"),
         atol=1e-9,
         known_mistakes=mistakes,
+        plural=True,
+        given=answer,
     )
     return passed(f"k_j = M({offset}) PE(j) = PE(j + {offset}), so query i scores highest at key i - {offset}.")
 
 
-def check_alibi_weight_factor(encode: Any, n_heads: int) -> CheckResult:
-    """Check an encoder adapter for ALiBi that returns each head's weight factor ``exp(-m_h t)``.
+# The second call: positions out of order and not starting at 0, fewer of them than seq_len.
+_SPOT_POSITIONS = (5, 0, 12, 3, 30, 7)
+_SPOT_SEQ_LEN = 31
 
-    Softmax turns ALiBi's bias ``-m_h (i - j)`` into the factor
-    ``exp(-m_h (i - j))`` that multiplies the weight of key ``j`` before the
-    row is renormalised. The adapter must be a function
-    ``encode(positions, seq_len)`` returning, for a query at each position
-    ``t`` and a key at position 0, the factors of all heads: shape
-    ``(len(positions), n_heads)``, entry ``[row, h] = exp(-m_h * t)`` with the
-    slopes of :func:`~posenc_helpers.alibi_slopes`, in that order.
+
+def _factors(positions: np.ndarray, n_heads: int) -> np.ndarray:
+    return np.exp(-positions.astype(np.float64)[:, None] * alibi_slopes(n_heads)[None, :])
+
+
+def _factor_mistakes(positions: np.ndarray, n_heads: int) -> list[tuple[np.ndarray, str]]:
+    slopes = alibi_slopes(n_heads)
+    t = positions.astype(np.float64)[:, None]
+    mistakes = [
+        (
+            np.exp(t * slopes[None, :]),
+            "your factors grow with t: the bias is -m_h t, a penalty, so the factor shrinks as t grows.",
+        ),
+        (-t * slopes[None, :], "that is the bias -m_h t itself; the weight factor is what softmax makes of it."),
+        (np.exp(-t / slopes[None, :]), "you divided by the slope; the bias is -m_h times t."),
+    ]
+    if n_heads > 1:
+        mistakes.append(
+            (
+                np.exp(-t * slopes[::-1][None, :]),
+                "the heads are in reverse order: column h must use alibi_slopes(n_heads)[h].",
+            )
+        )
+    return mistakes
+
+
+def check_alibi_weight_factor(encode: Any, n_heads: int) -> CheckResult:
+    """Check an encoder adapter for ALiBi that returns each head's weight factor.
+
+    Softmax turns ALiBi's bias into a factor that multiplies the weight of a
+    key before the row is renormalised. The adapter must be a function
+    ``encode(positions, seq_len)`` returning, for a query at each of the given
+    positions and a key at position 0, that factor for every head (chapter
+    10's exercise): shape ``(len(positions), n_heads)``, one column per head in
+    the order of :func:`~posenc_helpers.alibi_slopes`. The check calls it twice:
+    with the positions ``0 .. 39``, and with a few positions out of order, so
+    an adapter must follow the ``positions`` it is given.
+
+    Named mistakes: factors that grow, the bias without the exponential, the
+    heads in reverse order, dividing by the slope, and an adapter that ignores
+    ``positions`` (using ``seq_len`` or counting rows instead).
 
     Parameters
     ----------
@@ -145,8 +202,7 @@ def check_alibi_weight_factor(encode: Any, n_heads: int) -> CheckResult:
     ------
     CheckFailed
         If ``encode`` is not a function, fails when called, returns the wrong
-        shape, or returns wrong factors (with hints for the sign, a missing
-        exponential, the slope order and dividing by the slope).
+        shape, or returns wrong factors (with hints for the mistakes above).
     TypeError, ValueError
         If ``n_heads`` is not an integer ``>= 1``.
 
@@ -158,11 +214,13 @@ def check_alibi_weight_factor(encode: Any, n_heads: int) -> CheckResult:
     Examples
     --------
     >>> import numpy as np
-    >>> from posenc_helpers import alibi_slopes
-    >>> def factor(positions, seq_len):
-    ...     return np.exp(-np.outer(positions, alibi_slopes(4)))
-    >>> check_alibi_weight_factor(factor, n_heads=4)
-    Correct: row t holds exp(-m_h t) for every head: the factor ALiBi puts on the weight of a key t tokens back.
+    >>> check_alibi_weight_factor(None, n_heads=4)
+    Not attempted yet.
+    Replace the placeholder with your function encode(positions, seq_len), then run the cell again.
+    >>> check_alibi_weight_factor(np.ones((40, 4)), n_heads=4)
+    Traceback (most recent call last):
+        ...
+    posenc_helpers.checks.CheckFailed: the answer should be a function encode(positions, seq_len); got ndarray.
     """
     n_heads = check_count(n_heads, "n_heads", minimum=1)
     if is_placeholder(encode):
@@ -171,38 +229,42 @@ def check_alibi_weight_factor(encode: Any, n_heads: int) -> CheckResult:
         raise CheckFailed(f"the answer should be a function encode(positions, seq_len); got {type(encode).__name__}.")
     seq_len = 40
     positions = np.arange(seq_len)
-    try:
-        result = encode(positions, seq_len)
-    except Exception as exc:  # noqa: BLE001 - report any failure of the student's code
-        raise CheckFailed(
-            f"calling encode(np.arange({seq_len}), {seq_len}) raised {type(exc).__name__}: {exc}"
-        ) from None
-    slopes = alibi_slopes(n_heads)
-    t = positions.astype(np.float64)[:, None]
-    expected = np.exp(-t * slopes[None, :])
-    mistakes = [
+    result = call_student_function(encode, positions, seq_len, call=f"encode(np.arange({seq_len}), {seq_len})")
+    compare_arrays(
+        result,
+        _factors(positions, n_heads),
+        name="encode(positions, seq_len)",
+        description=f"the ({seq_len}, {n_heads}) array of weight factors, one column per head",
+        axes=("position t", "head"),
+        atol=0.0,  # factors are positive: compared relatively only
+        rtol=1e-9,
+        known_mistakes=_factor_mistakes(positions, n_heads),
+    )
+    spot = np.array(_SPOT_POSITIONS)
+    shown = f"np.array({list(_SPOT_POSITIONS)})"
+    call = f"encode({shown}, {_SPOT_SEQ_LEN})"
+    result = call_student_function(encode, spot, _SPOT_SEQ_LEN, call=call)
+    ignored = [
         (
-            np.exp(t * slopes[None, :]),
-            "your factors grow with t: the bias is -m_h t, a penalty, so the factor is exp(-m_h t).",
-        ),
-        (-t * slopes[None, :], "that is the bias -m_h t itself; the weight factor is its exponential."),
-        (np.exp(-t / slopes[None, :]), "you divided by the slope; the bias is -m_h times t."),
+            _factors(np.arange(spot.size), n_heads),
+            "its rows are those of positions 0, 1, 2, ...: your function counts rows instead of reading "
+            "the positions it is given. Use positions (in any order), not the row number.",
+        )
     ]
-    if n_heads > 1:
-        mistakes.append(
-            (
-                np.exp(-t * slopes[::-1][None, :]),
-                "the heads are in reverse order: column h must use alibi_slopes(n_heads)[h].",
-            )
+    counted = _factors(np.arange(_SPOT_SEQ_LEN), n_heads)
+    if as_answer_array(result, call).shape == counted.shape:
+        raise CheckFailed(
+            f"{call} should return one row per position ({spot.size} rows); yours has {_SPOT_SEQ_LEN}, one per "
+            "token of seq_len: your function ignores positions. Build the rows from the positions it is given."
         )
     compare_arrays(
         result,
-        expected,
-        name="encode(positions, seq_len)",
-        description=f"the ({seq_len}, {n_heads}) array of factors exp(-m_h t), one column per head",
-        axes=("position t", "head"),
-        atol=1e-12,
+        _factors(spot, n_heads),
+        name=call,
+        description=f"the ({spot.size}, {n_heads}) array of weight factors for these positions, in this order",
+        axes=("row", "head"),
+        atol=0.0,  # factors are positive: compared relatively only
         rtol=1e-9,
-        known_mistakes=mistakes,
+        known_mistakes=ignored + _factor_mistakes(spot, n_heads),
     )
     return passed("row t holds exp(-m_h t) for every head: the factor ALiBi puts on the weight of a key t tokens back.")

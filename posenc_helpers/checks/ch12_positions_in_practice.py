@@ -23,14 +23,24 @@ def _llama3(
     return (1 - smooth) * theta / factor + smooth * theta
 
 
+def _position_ids(mask: np.ndarray) -> tuple[np.ndarray, list[tuple[np.ndarray, str]]]:
+    """The position ids of a left-padded batch, and the ids that named mistakes give."""
+    expected = np.cumsum(mask, axis=1) - 1
+    arange = np.broadcast_to(np.arange(mask.shape[1], dtype=np.float64), mask.shape)
+    return expected, [
+        (arange, "you counted the pad tokens. A token's position should not depend on how much padding precedes it."),
+        (expected + 1, "your positions start at 1. The first real token of each sequence is at position 0."),
+    ]
+
+
 def check_position_ids(answer: Any, attention_mask: Any) -> CheckResult:
     """Check position ids computed from a left-padded batch's attention mask.
 
     The answer has the mask's shape ``(batch, seq)``. At every real token
     (mask 1) it must hold that token's position within its own sequence,
-    counted from 0 at its first real token; entries at pad tokens (mask 0)
-    are not compared. Hints name the usual slips: counting the pads
-    (``arange``, with or without the pads zeroed) or starting at 1.
+    counted as chapter 12 counts them whatever the padding; entries at pad
+    tokens (mask 0) are not compared. Hints name the usual slips: counting the
+    pads, and starting at 1.
 
     Parameters
     ----------
@@ -57,17 +67,19 @@ def check_position_ids(answer: Any, attention_mask: Any) -> CheckResult:
     References
     ----------
     .. [1] Hugging Face, transformers, ``generation/utils.py``
-       (``prepare_inputs_for_generation``: ``position_ids =
-       attention_mask.long().cumsum(-1) - 1``).
+       (``prepare_inputs_for_generation``, position ids from the attention mask).
 
     Examples
     --------
     >>> mask = [[0, 1, 1], [1, 1, 1]]
-    >>> check_position_ids([[7, 0, 1], [0, 1, 2]], mask)
-    Correct: every token's position counts only the real tokens before it, so padding changes nothing.
     >>> check_position_ids(None, mask)
     Not attempted yet.
     Replace the placeholder with an integer array of shape (2, 3), then run the cell again.
+    >>> check_position_ids([[0, 1, 2], [0, 1, 2]], mask)
+    Traceback (most recent call last):
+        ...
+    posenc_helpers.checks.CheckFailed: your position ids are not yet right at the real tokens. Hint: you
+    counted the pad tokens. A token's position should not depend on how much padding precedes it.
     """
     mask = as_real_array(attention_mask, "attention_mask")
     if mask.ndim != 2 or mask.size == 0:
@@ -85,15 +97,9 @@ def check_position_ids(answer: Any, attention_mask: Any) -> CheckResult:
             f"yours has shape {array.shape}."
         )
     real = mask == 1
-    expected = np.cumsum(mask, axis=1) - 1
+    expected, mistakes = _position_ids(mask)
     if np.array_equal(array[real], expected[real]):
         return passed("every token's position counts only the real tokens before it, so padding changes nothing.")
-    arange = np.broadcast_to(np.arange(mask.shape[1], dtype=np.float64), mask.shape)
-    mistakes = [
-        (arange, "you counted the pad tokens. A token's position should not depend on how much padding precedes it."),
-        (expected + 1, "your positions start at 1. The first real token of each sequence is at position 0."),
-        (np.cumsum(mask, axis=1), "your positions start at 1. The first real token of each sequence is at position 0."),
-    ]
     for mistake, hint in mistakes:
         if np.array_equal(array[real], mistake[real]):
             raise CheckFailed(f"your position ids are not yet right at the real tokens. Hint: {hint}")
@@ -103,6 +109,42 @@ def check_position_ids(answer: Any, attention_mask: Any) -> CheckResult:
         f"your position ids differ at {int(wrong.sum())} of {int(real.sum())} real tokens; the first is in "
         f"sequence {row}, column {col}, where yours is {array[row, col]:g}. Count the real tokens before it."
     )
+
+
+def _llama3_mistakes(
+    expected: np.ndarray,
+    head_dim: int,
+    base: float,
+    factor: float,
+    original_max_len: int,
+    low_freq_factor: float,
+    high_freq_factor: float,
+) -> list[tuple[np.ndarray, str]]:
+    """The frequencies that named mistakes give (those equal to the answer dropped)."""
+    theta = rope_frequencies(head_dim, base=base)
+    wavelength = 2 * np.pi / theta
+    low_edge, high_edge = original_max_len / low_freq_factor, original_max_len / high_freq_factor
+    kept, divided = wavelength < high_edge, wavelength > low_edge
+    between = ~kept & ~divided
+    smooth = (original_max_len / wavelength - low_freq_factor) / (high_freq_factor - low_freq_factor)
+    hard = np.where(wavelength > (low_edge + high_edge) / 2, theta / factor, theta)
+    reversed_blend = np.where(between, smooth * theta / factor + (1 - smooth) * theta, expected)
+    no_two_pi = _llama3(theta, 1 / theta, factor, original_max_len, low_freq_factor, high_freq_factor)
+    swapped = np.where(wavelength > high_edge, theta / factor, theta)
+    mistakes = [
+        (theta / factor, "every pair is divided by the factor; the fast pairs (short wavelengths) keep theta_i."),
+        (theta * factor, "you multiplied by the factor. Slowing a pair down divides its frequency."),
+        (theta, "these are the unscaled frequencies; the slow pairs must be divided by the factor."),
+        (hard, "you switched from kept to divided at one wavelength; the pairs between the edges are blended."),
+        (reversed_blend, "the blend runs the wrong way: the weight on theta_i grows towards the kept band."),
+        (no_two_pi, "the wavelength is 2 pi / theta_i, not 1 / theta_i."),
+        (
+            swapped,
+            "the band edges look swapped: L / high_freq_factor is the shorter edge, L / low_freq_factor the longer.",
+        ),
+    ]
+    mistakes = [(m, h) for m, h in mistakes if not np.allclose(m, expected, rtol=1e-9, atol=0)]
+    return mistakes
 
 
 def check_llama3_frequencies(
@@ -117,14 +159,13 @@ def check_llama3_frequencies(
 ) -> CheckResult:
     """Check RoPE frequencies rescaled by the Llama 3 band rule.
 
-    The answer holds one frequency per pair, ``(head_dim // 2,)``. Pairs whose
-    wavelength ``2 pi / theta_i`` is below ``L / high_freq_factor`` keep
-    ``theta_i``; pairs above ``L / low_freq_factor`` get ``theta_i / factor``;
-    in between the two are blended with ``smooth = (L / lambda_i - low) /
-    (high - low)``. Hints name the usual slips: the band edges swapped,
-    dividing every pair (plain interpolation), multiplying by the factor, a
-    hard switch without the blend, the blend weights reversed, and the
-    wavelength taken as ``1 / theta_i`` without the ``2 pi``.
+    The answer holds one frequency per pair, ``(head_dim // 2,)``: the
+    frequencies of the given base rescaled by the ``llama3`` rule of chapter
+    12 with the given factor, trained context ``L = original_max_len`` and band
+    edges. Hints name the usual slips: the band edges swapped, dividing every
+    pair (plain interpolation), multiplying by the factor, no rescaling at
+    all, a hard switch without the blend, the blend weights reversed, and a
+    wavelength without its ``2 pi``.
 
     Parameters
     ----------
@@ -163,13 +204,16 @@ def check_llama3_frequencies(
 
     Examples
     --------
-    >>> from posenc_helpers import scaled_rope_frequencies
     >>> params = dict(head_dim=8, base=10000.0, factor=4.0, original_max_len=64,
     ...               low_freq_factor=1.0, high_freq_factor=4.0)
-    >>> right, _ = scaled_rope_frequencies(8, base=10000.0, method="llama3", factor=4.0,
-    ...     original_max_len=64, low_freq_factor=1.0, high_freq_factor=4.0)
-    >>> check_llama3_frequencies(right, **params)
-    Correct: short wavelengths kept, long ones divided by the factor, the band between blended.
+    >>> check_llama3_frequencies(None, **params)
+    Not attempted yet.
+    Replace the placeholder with an array of 4 frequencies, one per pair, then run the cell again.
+    >>> check_llama3_frequencies([1.0, 0.1], **params)
+    Traceback (most recent call last):
+        ...
+    posenc_helpers.checks.CheckFailed: your frequencies should be the 4 rescaled frequencies, of shape
+    (4,); yours has shape (2,).
     """
     head_dim = check_even_width(head_dim, "head_dim")
     expected, _ = scaled_rope_frequencies(
@@ -186,29 +230,7 @@ def check_llama3_frequencies(
         raise ValueError(f"factor must be a scale s > 1 (a longer context), got {factor!r}")
     if is_placeholder(answer):
         return not_attempted(f"an array of {head_dim // 2} frequencies, one per pair")
-    theta = rope_frequencies(head_dim, base=base)
-    wavelength = 2 * np.pi / theta
-    low_edge, high_edge = original_max_len / low_freq_factor, original_max_len / high_freq_factor
-    kept, divided = wavelength < high_edge, wavelength > low_edge
-    between = ~kept & ~divided
-    smooth = (original_max_len / wavelength - low_freq_factor) / (high_freq_factor - low_freq_factor)
-    hard = np.where(wavelength > (low_edge + high_edge) / 2, theta / factor, theta)
-    reversed_blend = np.where(between, smooth * theta / factor + (1 - smooth) * theta, expected)
-    no_two_pi = _llama3(theta, 1 / theta, factor, original_max_len, low_freq_factor, high_freq_factor)
-    swapped = np.where(wavelength > high_edge, theta / factor, theta)
-    mistakes = [
-        (theta / factor, "every pair is divided by the factor; the fast pairs (short wavelengths) keep theta_i."),
-        (theta * factor, "you multiplied by the factor. Slowing a pair down divides its frequency."),
-        (theta, "these are the unscaled frequencies; the slow pairs must be divided by the factor."),
-        (hard, "you switched from kept to divided at one wavelength; the pairs between the edges are blended."),
-        (reversed_blend, "the blend runs the wrong way: the weight on theta_i grows towards the kept band."),
-        (no_two_pi, "the wavelength is 2 pi / theta_i, not 1 / theta_i."),
-        (
-            swapped,
-            "the band edges look swapped: L / high_freq_factor is the shorter edge, L / low_freq_factor the longer.",
-        ),
-    ]
-    mistakes = [(m, h) for m, h in mistakes if not np.allclose(m, expected, rtol=1e-9, atol=0)]
+    mistakes = _llama3_mistakes(expected, head_dim, base, factor, original_max_len, low_freq_factor, high_freq_factor)
     compare_arrays(
         answer,
         expected,
@@ -218,6 +240,7 @@ def check_llama3_frequencies(
         atol=0.0,
         rtol=1e-6,
         known_mistakes=mistakes,
+        plural=True,
     )
     return passed("short wavelengths kept, long ones divided by the factor, the band between blended.")
 
@@ -227,11 +250,11 @@ def check_axial_query(
 ) -> CheckResult:
     """Check a query rotated by 2-D axial RoPE for an image patch at ``(row, col)``.
 
-    The answer is the query after rotation, ``(head_dim,)``: its first half
-    rotated as 1-D RoPE (interleaved pairs, width ``head_dim / 2``) by the
-    row, its second half by the column. Hints name the usual slips: row and
-    column swapped, both halves by the row, and 1-D RoPE over the whole head
-    at the raster index ``row * width + col``.
+    The answer is the query after 2-D axial RoPE (chapter 12, interleaved
+    pairs) for the patch in row ``row`` and column ``col``, ``(head_dim,)``.
+    Hints name the usual slips: row and column swapped, the row used for
+    both, and 1-D RoPE over the whole head at the raster index
+    ``row * width + col`` or at the row.
 
     Parameters
     ----------
@@ -268,10 +291,15 @@ def check_axial_query(
     Examples
     --------
     >>> import numpy as np
-    >>> from posenc_helpers import axial_rope
     >>> q = np.array([1.0, 0.0, 1.0, 0.0])
-    >>> check_axial_query(axial_rope(q[None], [1], [2])[0], query=q, row=1, col=2, width=3)
-    Correct: the first half turns with the row, the second with the column.
+    >>> check_axial_query(None, query=q, row=1, col=2, width=3)
+    Not attempted yet.
+    Replace the placeholder with the rotated query, an array of 4 numbers, then run the cell again.
+    >>> check_axial_query([1.0, 0.0], query=q, row=1, col=2, width=3)
+    Traceback (most recent call last):
+        ...
+    posenc_helpers.checks.CheckFailed: your rotated query should be the query rotated by 2-D axial RoPE,
+    of shape (4,); yours has shape (2,).
     """
     vector = as_real_array(query, "query").astype(np.float64)
     if vector.ndim != 1 or vector.size == 0 or vector.size % 4:
@@ -282,6 +310,24 @@ def check_axial_query(
     base = check_positive_real(base, "base")
     if is_placeholder(answer):
         return not_attempted(f"the rotated query, an array of {vector.size} numbers")
+    expected, mistakes = _axial(vector, row, col, width, base)
+    compare_arrays(
+        answer,
+        expected,
+        name="your rotated query",
+        description="the query rotated by 2-D axial RoPE",
+        axes=("feature",),
+        atol=1e-9,
+        rtol=1e-7,
+        known_mistakes=mistakes,
+    )
+    return passed("the first half turns with the row, the second with the column.")
+
+
+def _axial(
+    vector: np.ndarray, row: float, col: float, width: int, base: float
+) -> tuple[np.ndarray, list[tuple[np.ndarray, str]]]:
+    """The rotated query, and the vectors that named mistakes give."""
     expected = axial_rope(vector[None], [row], [col], base=base)[0]
     mistakes = [
         (
@@ -299,15 +345,4 @@ def check_axial_query(
         ),
         (apply_rope(vector[None], [row], base=base)[0], "that is 1-D RoPE over the whole head at the row."),
     ]
-    mistakes = [(m, h) for m, h in mistakes if not np.allclose(m, expected, rtol=1e-9, atol=1e-12)]
-    compare_arrays(
-        answer,
-        expected,
-        name="your rotated query",
-        description="the query rotated by 2-D axial RoPE",
-        axes=("feature",),
-        atol=1e-9,
-        rtol=1e-7,
-        known_mistakes=mistakes,
-    )
-    return passed("the first half turns with the row, the second with the column.")
+    return expected, [(m, h) for m, h in mistakes if not np.allclose(m, expected, rtol=1e-9, atol=1e-12)]

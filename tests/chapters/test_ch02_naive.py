@@ -3,7 +3,9 @@
 Expected values are worked out by hand in the comments, not printed by the code under test.
 """
 
+import math
 import re
+import statistics
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -214,3 +216,62 @@ def test_check_messages_never_reveal_the_answer():
         with pytest.raises(CheckFailed) as info:
             check_first_dominant_position(wrong, _norm_table(), 10)
         assert "20" not in str(info.value)
+
+
+# ----------------------------------------------------------------------------- the exercise's own data
+def _exercise_table():
+    """small_embeddings of ex-02-dominant: 500 rows of 32 features drawn with standard deviation 0.1."""
+    return np.random.default_rng(seed=5).normal(scale=0.1, size=(500, 32))
+
+
+def _first_position_by_hand(embeddings, factor, typical=statistics.median):
+    """The smallest t with t * sqrt(d) >= factor * typical row norm (the norm of (t, ..., t) is t sqrt(d))."""
+    norms = [math.sqrt(sum(v * v for v in row)) for row in np.asarray(embeddings).tolist()]
+    return math.ceil(factor * typical(norms) / math.sqrt(len(embeddings[0])))
+
+
+def test_first_dominant_position_names_the_width_of_section_2_1():
+    # width 16 (sqrt 4), norms 3, 4, 5 (median 4), factor 10: t = 40 / 4 = 10; with d = 64: 40 / 8 = 5
+    x = np.zeros((3, 16))
+    x[:, 0] = [3.0, 4.0, 5.0]
+    assert check_first_dominant_position(10, x, 10)
+    with pytest.raises(CheckFailed, match="you used d = 64, the width of section 2.1; these embeddings have 16"):
+        check_first_dominant_position(5, x, 10)
+    # the exercise: factor 100, median norm just under 0.56, so 100 * 0.56 / sqrt(64) is just under 7
+    table = _exercise_table()
+    assert _first_position_by_hand(table, 100) == 10
+    with pytest.raises(CheckFailed, match="d = 64, the width of section 2.1; these embeddings have 32 columns"):
+        check_first_dominant_position(7, table, 100)
+
+
+def test_first_dominant_position_as_a_function_rejects_the_mean():
+    table = _exercise_table()
+    result = check_first_dominant_position(_first_position_by_hand, table, 100)
+    assert result and "for other tables and factors too" in repr(result)
+    # On the exercise's data the mean gives the same position as the median (so the integer form cannot
+    # tell them apart); the function form is also run on tables whose mean and median differ.
+    assert _first_position_by_hand(table, 100, statistics.mean) == 10
+    with pytest.raises(CheckFailed, match="use the median row norm as the typical norm, not the mean"):
+        check_first_dominant_position(lambda e, f: _first_position_by_hand(e, f, statistics.mean), table, 100)
+
+
+def test_first_dominant_position_as_a_function_must_read_its_arguments():
+    table = _exercise_table()
+
+    def fixed_width(embeddings, factor):  # the width of the exercise's table typed in
+        norms = np.linalg.norm(embeddings, axis=1)
+        return math.ceil(factor * float(np.median(norms)) / math.sqrt(32))
+
+    with pytest.raises(CheckFailed, match="must work for any table and factor"):
+        check_first_dominant_position(fixed_width, table, 100)
+    with pytest.raises(CheckFailed, match="raised KeyError"):
+        check_first_dominant_position(lambda e, f: {}["t"], table, 100)
+    with pytest.raises(CheckFailed, match="returns 9, which is too early.*round up"):
+        check_first_dominant_position(lambda e, f: _first_position_by_hand(e, f) - 1, table, 100)
+
+
+def test_first_dominant_position_cannot_be_found_by_looping_over_the_check():
+    table = _exercise_table()
+    for guess in range(0, 60):
+        with pytest.raises(CheckFailed):
+            check_first_dominant_position(lambda e, f, g=guess: g, table, 100)

@@ -304,3 +304,51 @@ def test_shift_residual_wrong_shapes_and_signs():
 def test_shift_residual_rejects_bad_settings(table, offset, exception, word):
     with pytest.raises(exception, match=word):
         check_shift_residual(0.1, table, offset)
+
+
+def test_shift_residual_names_lstsq_own_residual_output():
+    """np.linalg.lstsq returns, as its second output, the sum of squared residuals of each column."""
+    t = np.arange(60.0)
+    table = np.sin(t[:, None] * np.array([1.0, 0.3, 0.05, 0.011]))
+    source, target = table[:-3], table[3:]
+    _, per_column, rank, _ = np.linalg.lstsq(source, target, rcond=None)
+    assert rank == 4 and per_column.shape == (4,)
+    target_norm = np.linalg.norm(target)
+    # the right way to use it: the square root of the total, relative to the target rows
+    assert check_shift_residual(np.sqrt(per_column.sum()) / target_norm, table, 3)
+    with pytest.raises(CheckFailed, match="shape \\(4,\\). It looks like np.linalg.lstsq's second output"):
+        check_shift_residual(per_column, table, 3)
+    with pytest.raises(CheckFailed, match="sum of squared residuals, as lstsq reports it"):
+        check_shift_residual(per_column.sum(), table, 3)
+    with pytest.raises(CheckFailed, match="divided lstsq's squared residuals by the target norm"):
+        check_shift_residual(per_column.sum() / target_norm, table, 3)
+    with pytest.raises(CheckFailed, match="added up the residual norms of the columns"):
+        check_shift_residual(np.sqrt(per_column).sum() / target_norm, table, 3)
+
+
+def _first_repeat_by_loop(omega, tolerance):
+    t = 1
+    while abs(omega * t / (2 * np.pi) - round(omega * t / (2 * np.pi))) * 2 * np.pi >= tolerance:
+        t += 1
+    return t
+
+
+def test_first_repeat_as_a_function_is_tried_on_other_frequencies():
+    period = 2 * np.pi / OMEGA_1
+    result = check_period_and_first_repeat(period, _first_repeat_by_loop, omega=OMEGA_1, tolerance=0.05)
+    assert result and "your function finds it" in repr(result)
+    # right for the exercise (79, see above) and nowhere else: omega = 1 first repeats at 44
+    with pytest.raises(CheckFailed, match=r"first_repeat\(omega=1, tolerance=0.05\) returns 79") as info:
+        check_period_and_first_repeat(period, lambda omega, tolerance: 79, omega=OMEGA_1, tolerance=0.05)
+    assert "44" not in str(info.value)
+    with pytest.raises(CheckFailed, match="raised ZeroDivisionError"):
+        check_period_and_first_repeat(period, lambda omega, tolerance: 1 // 0, omega=OMEGA_1, tolerance=0.05)
+    with pytest.raises(CheckFailed, match="whole number"):
+        check_period_and_first_repeat(period, lambda omega, tolerance: 79.5, omega=OMEGA_1, tolerance=0.05)
+
+
+def test_first_repeat_cannot_be_found_by_looping_over_the_check():
+    period = 2 * np.pi / OMEGA_1
+    for guess in range(1, 200):
+        with pytest.raises(CheckFailed):
+            check_period_and_first_repeat(period, lambda omega, tolerance, g=guess: g, omega=OMEGA_1, tolerance=0.05)

@@ -197,3 +197,29 @@ def test_concat_readout_agrees_with_the_tables():
 def test_concat_readout_rejects_bad_readouts(readout, exception):
     with pytest.raises(exception, match="readout"):
         check_concat_readout(None, readout)
+
+
+def _row(t, omegas):
+    return [f(t * w) for w in omegas for f in (math.sin, math.cos)]
+
+
+def test_encoding_row_names_a_position_off_by_one():
+    with pytest.raises(CheckFailed, match=r"this is PE\(6\), the row of the position before") as info:
+        check_encoding_row(_row(6, OMEGA_6), 7, 6)
+    assert not set(_numbers(str(info.value))) & {round(v, 6) for v in PE_7}
+    with pytest.raises(CheckFailed, match=r"this is PE\(8\), the row of the position after"):
+        check_encoding_row(_row(8, OMEGA_6), 7, 6)
+
+
+@pytest.mark.parametrize("base, shown", [(1000.0, "1000"), (100000.0, "100000"), (math.e, "e \\(np.exp\\)")])
+def test_encoding_row_names_a_wrong_base(base, shown):
+    omegas = [base ** (-2 * k / 6) for k in range(3)]
+    with pytest.raises(CheckFailed, match=f"frequencies of base {shown}; the exercise uses base 10000"):
+        check_encoding_row(_row(7, omegas), 7, 6)
+
+
+def test_encoding_row_recognises_any_other_base_by_its_fastest_pair():
+    # pair 0 turns at 1 rad per token whatever the base; base 20000 changes only pairs 1 and 2
+    omegas = [20000.0 ** (-2 * k / 6) for k in range(3)]
+    with pytest.raises(CheckFailed, match="the slower pairs turn at the wrong speed: check the base"):
+        check_encoding_row(_row(7, omegas), 7, 6)

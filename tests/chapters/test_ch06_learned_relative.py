@@ -262,10 +262,11 @@ def test_t5_check_other_mistakes_and_secrecy():
     with pytest.raises(CheckFailed) as info:
         check_t5_buckets(wrong, QUERY, KEYS)
     message = str(info.value)
-    assert "key 5" in message and "yours is 5" in message
+    # entry 5 of KEYS is the key at position 250: the message names the position, not just the index
+    assert "the key at position 250 (entry 5 of key_positions)" in message and "yours is 5" in message
     numbers = set(_numbers(message))
-    # only the settings (32, 128), the count (1 of 12), the index (5) and the student's value appear
-    assert numbers <= {32.0, 128.0, 1.0, 12.0, 5.0}, numbers
+    # only the settings (32, 128), the count (1 of 12), the key (250, entry 5) and the student's value appear
+    assert numbers <= {32.0, 128.0, 1.0, 12.0, 250.0, 5.0}, numbers
     with pytest.raises(CheckFailed, match=r"shape \(12,\)"):
         check_t5_buckets(CAUSAL[:-1], QUERY, KEYS)
     # the wrong mode in bidirectional exercises is also named

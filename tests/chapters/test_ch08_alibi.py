@@ -265,20 +265,24 @@ def test_head_bias_other_wrong_answers_point_at_an_entry_without_the_answer():
     with pytest.raises(CheckFailed) as info:
         check_alibi_head_bias(wrong, slope=M9, seq_len=6)
     message = str(info.value)
-    assert "query row 4, key 1" in message and "0.123" in message
+    assert "the query at position 4 and the key at position 1" in message and "0.123" in message
     _assert_no_expected_values(message, M9, 6)
     assert not any(math.isclose(x, v, rel_tol=1e-4) for x in _numbers(message) for v in _expected_values(M9, 6))
     partly = _bias_by_loops(M9, 6)
     partly[3, 5] = 0.0  # one future key left unmasked
-    with pytest.raises(CheckFailed, match="query 3, key 5, which should be masked"):
+    with pytest.raises(CheckFailed, match="the query at position 3 and the key at position 5, which should be masked"):
         check_alibi_head_bias(partly, slope=M9, seq_len=6)
     extra = _bias_by_loops(M9, 6)
     extra[4, 2] = -np.inf  # one visible key masked
-    with pytest.raises(CheckFailed, match="query 4, key 2, which should not be masked"):
+    with pytest.raises(
+        CheckFailed, match="the query at position 4 and the key at position 2, which should not be masked"
+    ):
         check_alibi_head_bias(extra, slope=M9, seq_len=6)
     nan = _bias_by_loops(M9, 6)
     nan[2, 0] = np.nan
-    with pytest.raises(CheckFailed, match="NaN or \\+inf at query 2, key 0"):
+    with pytest.raises(
+        CheckFailed, match="NaN or \\+inf at the entry of the query at position 2 and the key at position 0"
+    ):
         check_alibi_head_bias(nan, slope=M9, seq_len=6)
     with pytest.raises(CheckFailed, match=r"6 x 6"):
         check_alibi_head_bias(np.zeros(6), slope=M9, seq_len=6)

@@ -270,3 +270,51 @@ def test_first_collision_messages_never_reveal_the_answer():
     messages = _messages(lambda a: check_first_interpolated_collision(a, factor=5.0), answers)
     for message in messages:
         assert not re.search(rf"(?<![\d.]){FIRST_S5_BF16}(?![\d])", message), message
+
+
+# --------------------------------------------------------------------------- the graded form: a function
+def _loop_for(dtype):
+    bits = {"bfloat16": 8, "float16": 11}[dtype]
+    return lambda s: _first_collision_by_loop(Fraction(s).limit_denominator(1000), bits)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_first_collision_function_is_run_on_other_scales(dtype):
+    result = check_first_interpolated_collision(_loop_for(dtype), factor=5.0, dtype=dtype)
+    assert result and "your function finds the first collision for s = 3, 4, 7 too" in repr(result)
+
+
+def test_first_collision_function_that_only_knows_the_exercise_fails():
+    # right for s = 5 (162) only; for s = 3 the first collision is elsewhere
+    expected_s3 = _first_collision_by_loop(3, 8)
+    with pytest.raises(CheckFailed) as info:
+        check_first_interpolated_collision(lambda s: FIRST_S5_BF16, factor=5.0)
+    message = str(info.value)
+    assert "not for every scale" in message and "s = 3" in message and "does it use its argument s?" in message
+    assert str(expected_s3) not in message
+    with pytest.raises(CheckFailed) as info:
+        check_first_interpolated_collision(lambda s: FIRST_S5_BF16 if s == 5 else 0, factor=5.0)
+    assert "s = 3" in str(info.value) and str(expected_s3) not in str(info.value)
+
+
+def test_first_collision_function_mistakes_are_named():
+    with pytest.raises(CheckFailed, match="second position"):
+        check_first_interpolated_collision(lambda s: _loop_for("bfloat16")(s) + 1, factor=5.0)
+    with pytest.raises(CheckFailed, match="raised IndexError"):
+        check_first_interpolated_collision(lambda s: [][0], factor=5.0)
+    with pytest.raises(CheckFailed, match="single integer"):
+        check_first_interpolated_collision(lambda s: [1, 2], factor=5.0)
+
+    # right at s = 5, but multiplies by s elsewhere: named at the other scale, without its answer
+    def multiplied(s):
+        return FIRST_S5_BF16 if s == 5 else _first_collision_by_loop(1 / Fraction(s).limit_denominator(1000), 8)
+
+    with pytest.raises(CheckFailed, match="s = 3.*multiplied by s"):
+        check_first_interpolated_collision(multiplied, factor=5.0)
+
+
+def test_first_collision_cannot_be_found_by_looping_over_the_check():
+    """A function must be right for every scale, so no constant passes (the integer form still can)."""
+    for guess in range(0, 400):
+        with pytest.raises(CheckFailed):
+            check_first_interpolated_collision(lambda s, g=guess: g, factor=5.0)

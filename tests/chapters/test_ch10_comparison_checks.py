@@ -232,3 +232,21 @@ def test_messages_never_reveal_the_expected_values():
             return out
 
         _fails(lambda: check_alibi_weight_factor(off, n_heads=8), EXPECTED_FACTORS, f"position t {row}, head {head}")
+
+
+def test_alibi_factor_that_ignores_positions_is_rejected():
+    def from_seq_len(positions, seq_len):  # one row per token of seq_len, whatever the positions
+        return loop_factor(range(seq_len), seq_len)
+
+    def counting_rows(positions, seq_len):  # one row per position, but numbered 0, 1, 2, ...
+        return loop_factor(range(len(positions)), seq_len)
+
+    _fails(
+        lambda: check_alibi_weight_factor(from_seq_len, n_heads=8),
+        EXPECTED_FACTORS,
+        "one row per position (6 rows); yours has 31",
+        "ignores positions",
+    )
+    _fails(lambda: check_alibi_weight_factor(counting_rows, n_heads=8), EXPECTED_FACTORS, "counts rows instead")
+    # positions in any order, not starting at 0: the right adapter follows them
+    assert check_alibi_weight_factor(loop_factor, n_heads=8)

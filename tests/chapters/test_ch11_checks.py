@@ -61,6 +61,9 @@ def test_unseen_pairs_by_hand():
     assert not check_unseen_pairs(None, head_dim=16, train_len=64, length=256)
     # at the training length itself nothing is new
     assert check_unseen_pairs(np.zeros(8, bool), head_dim=16, train_len=64, length=64)
+    # the book's one dtype policy: a mask of zeros and ones, in any number type, is read as False/True
+    assert check_unseen_pairs(BY_HAND.astype(int), head_dim=16, train_len=64, length=256)
+    assert check_unseen_pairs(BY_HAND.astype(np.float32), head_dim=16, train_len=64, length=256)
 
 
 @pytest.mark.parametrize(
@@ -68,7 +71,7 @@ def test_unseen_pairs_by_hand():
     [
         (np.repeat(BY_HAND, 2), "one entry per feature"),
         (~BY_HAND, "opposite"),
-        (BY_HAND.astype(int), "boolean"),
+        (np.array([3, 4, 5, 6, 7, 0, 0, 0]), "boolean"),  # pair indices, not a mask
         (BY_HAND[:4], "shape (8,)"),
         (np.array([False, False, True, True, True, True, True, True]), "pair 2 is wrong"),
     ],

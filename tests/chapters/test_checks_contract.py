@@ -105,3 +105,22 @@ def test_non_finite_answers_are_pointed_at():
             description="x",
             axes=("position", "dimension"),
         )
+
+
+def test_equivariant_prediction_names_the_wrong_axis():
+    # 4 words of width 5: the output has 4 rows (words) and 5 columns (features)
+    x, (wq, wk, wv) = _setup(n=4, d=5)
+    out, _ = scaled_dot_product_attention(x @ wq, x @ wk, x @ wv)
+    reverse = [3, 2, 1, 0]
+    assert check_equivariant_prediction(out[::-1], x, reverse, wq, wk, wv)
+    with pytest.raises(CheckFailed, match="you reordered the columns"):
+        check_equivariant_prediction(out[:, ::-1], x, reverse, wq, wk, wv)
+    with pytest.raises(CheckFailed, match="you reversed both axes"):
+        check_equivariant_prediction(np.flip(out), x, reverse, wq, wk, wv)
+    with pytest.raises(CheckFailed, match=r"yours has shape \(4, 4\) because you indexed the columns"):
+        check_equivariant_prediction(out[:, reverse], x, reverse, wq, wk, wv)
+    # a square output (width 4 = 4 words): the columns permuted keep the shape
+    x, (wq, wk, wv) = _setup(n=4, d=4)
+    out, _ = scaled_dot_product_attention(x @ wq, x @ wk, x @ wv)
+    with pytest.raises(CheckFailed, match="you reordered the columns"):
+        check_equivariant_prediction(out[:, [1, 2, 3, 0]], x, [1, 2, 3, 0], wq, wk, wv)
