@@ -44,7 +44,7 @@ SKIP_DRAWING := PYTHONSTARTUP=$(abspath tools/skip_figure_drawing.py)
 
 .PHONY: help setup book book-only test test-unit test-doctest lint test-notebooks test-notebooks-native \
         test-notebooks-portable test-course test-student-book test-browser browser-only \
-        audit notebooks text sync-setup lab serve bench course otter student student-book lock release clean distclean \
+        audit notebooks text sync-setup lab serve bench course otter student student-branch student-book lock release clean distclean \
         _test-parallel _book-then-browser
 
 help:
@@ -65,6 +65,7 @@ help:
 	@echo "make course     the nbgrader course (source, release, gradebook) into _build/course"
 	@echo "make otter      the same exercises as otter-grader assignments (Gradescope) into _build/otter"
 	@echo "make student    the student notebooks (nbgrader's release) into _build/student (FORCE=1 to overwrite)"
+	@echo "make student-branch  the student branch's tree (release notebooks, package) into _build/student-branch"
 	@echo "make student-book  the website with solutions hidden, into _build/student-book/_build/html"
 	@echo "make text       each notebook's MyST Markdown twin in notebooks/text (make notebooks does it too)"
 	@echo "make sync-setup the notebooks' Colab set-up cell, from repository.url in _config.yml"
@@ -188,6 +189,11 @@ course: $(STAMP)
 # The same exercises as otter-grader assignments (Gradescope): _build/otter/chNN/dist.
 otter: $(STAMP)
 	$(PY) -m tools.course --otter --out _build/otter $(if $(FORCE),--force,)
+
+# The tree to publish as the repository's student branch (see the instructor guide):
+# the release notebooks, the package and Binder's requirements.
+student-branch: course
+	$(PY) -m tools.course --out _build/course --student-branch _build/student-branch $(if $(FORCE),--force,)
 
 # The student notebooks: the course's release, one folder per chapter.
 student: course

@@ -20,8 +20,11 @@ writing ``OUT/source/chNN/<notebook>.ipynb``:
   check as the installed package defines it, so an edited or redefined check earns
   nothing, and read the answer cell from IPython's history to refuse a helper call
   that does the exercise's work (:mod:`posenc_helpers.checks._grading`);
-* the exercise directives become plain Markdown headings numbered by chapter
-  ("Exercise 4.2"), readable where MyST is not rendered.
+* what only MyST renders becomes plain Markdown, so that the notebooks read cleanly
+  in Colab or classic Jupyter: the exercise directives become headings numbered by
+  chapter ("Exercise 4.2"), labelled equations get their number as a ``\\tag``
+  and references to them that number, citations read "(Vaswani et al., 2017)",
+  and links to other chapters point at their notebooks.
 
 Then ``nbgrader generate_assignment`` itself writes the student version
 (``OUT/release``: solutions, hidden tests and outputs cleared, cells locked,
@@ -52,6 +55,7 @@ import re
 import shutil
 import subprocess
 import sys
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -211,6 +215,79 @@ def plain_exercises(text: str, numbers: dict[str, str]) -> str:
     )
 
 
+_EQUATION_LABEL = re.compile(r"\$\$[ \t]*\((?P<label>[\w-]+)\)[ \t]*$", re.MULTILINE)
+_EQ_ROLE = re.compile(r"\{eq\}`(?P<label>[^`]+)`")
+_CITE_ROLE = re.compile(r"\{cite(?::[a-z]+)?\}`(?P<keys>[^`]+)`")
+_DOC_ROLE = re.compile(r"\{doc\}`(?:(?P<text>[^`<]*?)\s*<(?P<target>[^`>]+)>|(?P<bare>[^`]+))`")
+_BIB_ENTRY = re.compile(r"@\w+\{(?P<key>[^,\s]+),(?P<body>.*?)\n\}", re.DOTALL)
+_BIB_FIELD = r"\b{}\s*=\s*\{{(?P<value>(?:[^{{}}]|\{{[^{{}}]*\}})*)\}}"
+
+
+def equation_numbers(cells: list[dict[str, Any]]) -> dict[str, int]:
+    """Label -> number of every labelled display equation, numbered (1), (2), ... in
+    page order, as the website numbers them."""
+    numbers: dict[str, int] = {}
+    for cell in cells:
+        if cell["cell_type"] == "markdown":
+            for match in _EQUATION_LABEL.finditer(_source(cell)):
+                numbers.setdefault(match.group("label"), len(numbers) + 1)
+    return numbers
+
+
+_TEX_ACCENT = re.compile(r"\{?\\(?P<accent>['`~\"^v])\{?(?P<letter>\w)\}?\}?")
+_TEX_LETTER = {"\\L": "Ł", "\\l": "ł", "\\o": "ø", "\\O": "Ø", "\\ss": "ß"}
+_COMBINING = {"'": "\u0301", "`": "\u0300", "~": "\u0303", '"': "\u0308", "^": "\u0302", "v": "\u030c"}
+
+
+def plain_name(tex: str) -> str:
+    """A BibTeX name as text: ``Nu{\\~n}ez`` -> ``Nuñez``, ``{\\L}ukasz`` -> ``Łukasz``."""
+    text = _TEX_ACCENT.sub(lambda m: m.group("letter") + _COMBINING[m.group("accent")], tex)
+    for command, letter in _TEX_LETTER.items():
+        text = text.replace(command, letter)
+    return unicodedata.normalize("NFC", re.sub(r"[{}]", "", text)).strip()
+
+
+def citation_labels(bib: Path = ROOT / "book" / "references.bib") -> dict[str, str]:
+    """Key -> "Vaswani et al., 2017" for every entry of the bibliography."""
+    labels = {}
+    for entry in _BIB_ENTRY.finditer(bib.read_text(encoding="utf-8")):
+        body = entry.group("body")
+        author = re.search(_BIB_FIELD.format("author"), body)
+        year = re.search(_BIB_FIELD.format("year"), body)
+        names = [name.strip() for name in (author.group("value") if author else "").split(" and ") if name.strip()]
+        last = [plain_name(name.split(",")[0]) for name in names]
+        if not last:
+            who = entry.group("key")
+        elif len(last) == 1:
+            who = last[0]
+        elif len(last) == 2:
+            who = f"{last[0]} and {last[1]}"
+        else:
+            who = f"{last[0]} et al."
+        labels[entry.group("key")] = f"{who}, {year.group('value') if year else 'n.d.'}"
+    return labels
+
+
+def plain_markdown(text: str, equations: dict[str, int], citations: dict[str, str]) -> str:
+    """``text`` with the MyST roles and equation labels the book uses as plain Markdown."""
+    text = _EQUATION_LABEL.sub(lambda m: f"\\tag{{{equations.get(m.group('label'), '?')}}}\n$$", text)
+    text = _EQ_ROLE.sub(lambda m: f"({equations.get(m.group('label'), '?')})", text)
+    text = _CITE_ROLE.sub(
+        lambda m: "(" + "; ".join(citations.get(key.strip(), key.strip()) for key in m.group("keys").split(",")) + ")",
+        text,
+    )
+
+    def link(match: re.Match[str]) -> str:
+        target = (match.group("target") or match.group("bare")).strip()
+        name = Path(target).name
+        if _CHAPTER.match(name):  # another chapter: its notebook sits next to this one
+            return f"[{(match.group('text') or '').strip() or name}]({name}.ipynb)"
+        shown = (match.group("text") or "").strip() or name.replace("_", " ")
+        return f"the book's *{shown}* page"
+
+    return _DOC_ROLE.sub(link, text)
+
+
 def hidden_tests(check_source: str, label: str, exercise: dict[str, Any]) -> str:
     """The hidden tests that follow the visible check ``check_source`` of exercise ``label``."""
     tree = ast.parse(check_source)
@@ -241,9 +318,14 @@ def course_notebook(nb: dict[str, Any], chapter: int) -> dict[str, Any]:
     nb = copy.deepcopy(nb)
     cells, solutions = split_solutions(nb["cells"])
     numbers = exercise_numbers(nb["cells"], chapter)
+    equations = equation_numbers(nb["cells"])
+    citations = citation_labels()
     for cell in cells:
         meta = _nbgrader(cell)
         text = _source(cell)
+        if cell["cell_type"] == "markdown":
+            text = plain_markdown(text, equations, citations)
+            cell["source"] = text
         if cell["cell_type"] == "markdown" and not meta:
             cell["source"] = plain_exercises(text, numbers)
             continue
@@ -260,7 +342,7 @@ def course_notebook(nb: dict[str, Any], chapter: int) -> dict[str, Any]:
                 exercise = cell.get("metadata", {}).get("exercise", {})
                 cell["source"] = text.rstrip() + "\n" + hidden_tests(text, label, exercise)
         elif meta.get("solution"):  # a question in words: the model answer, hidden from students
-            words = solutions.words.get(label)
+            words = [plain_markdown(w, equations, citations) for w in solutions.words.get(label, [])]
             if not words:
                 raise ValueError(f"{label}: a written answer cell with no model answer in the book")
             question = "" if grade_id == label else text.replace("*Your answer (a few sentences):*", "").strip()
@@ -364,6 +446,62 @@ def write_student_copies(course: Path, out: Path, *, force: bool = False) -> lis
     return [target for _, target in targets]
 
 
+STUDENT_BRANCH_README = """# {title}: student notebooks
+
+The chapters of the book as exercises, without solutions: open a notebook in
+`notebooks/`, replace each `None` placeholder with your answer, and run the check
+below it; it says what is wrong, if anything, without giving the answer away.
+Run the notebooks on Binder or Colab from the launch buttons of the student
+website, or locally:
+
+```bash
+python -m pip install -r requirements.txt
+jupyter lab notebooks/
+```
+
+Written by `make student-branch` (tools/course.py) from the course's release;
+do not edit by hand. The text is under CC BY 4.0 (LICENSE-TEXT), the code under
+the MIT licence (LICENSE).
+"""
+
+
+def student_requirements() -> str:
+    """What Binder installs for the student branch: the book's pins, then the package itself."""
+    keep = {"numpy", "matplotlib", "ipykernel", "ipywidgets", "jupyterlab", "jupyterlab-myst", "jax", "jaxlib"}
+    keep |= {"optax", "tqdm"}
+    pins = [
+        line.strip()
+        for line in (ROOT / "requirements.txt").read_text().splitlines()
+        if line.strip().split("==")[0] in keep and "==" in line
+    ]
+    return (
+        "# Written by tools/course.py (make student-branch): the notebooks' environment.\n"
+        + "\n".join([*pins, ".[widgets,lab]"])
+        + "\n"
+    )
+
+
+def write_student_branch(course: Path, out: Path, *, force: bool = False) -> list[Path]:
+    """The tree to publish as the repository's student branch, which the student
+    website's launch buttons open: the release notebooks at the paths the book uses
+    (``notebooks/NN_*.ipynb``), the package, its licences and Binder's requirements."""
+    if out.exists() and any(out.iterdir()) and not (out / MARKER).exists() and not force:
+        raise FileExistsError(f"{out} is not empty and was not written by tools/course.py; use --force")
+    if out.exists():
+        shutil.rmtree(out)
+    notebooks = write_student_copies(course, out / "notebooks")
+    shutil.copytree(ROOT / "posenc_helpers", out / "posenc_helpers", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "LICENSE", "LICENSE-TEXT"):
+        shutil.copyfile(ROOT / name, out / name)
+    import yaml
+
+    title = (yaml.safe_load((ROOT / "_config.yml").read_text()) or {}).get("title", "The book")
+    (out / "README.md").write_text(STUDENT_BRANCH_README.format(title=title), encoding="utf-8")
+    (out / "requirements.txt").write_text(student_requirements(), encoding="utf-8")
+    (out / MARKER).write_text("Made by tools/course.py (make student-branch).\n")
+    return notebooks
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.course", description=__doc__.split("\n\n")[0])
     parser.add_argument("chapters", nargs="*", type=Path, help="chapter notebooks (default: all with exercises)")
@@ -376,8 +514,18 @@ def main(argv: list[str] | None = None) -> int:
         help="only copy the course's release notebooks into DIR (after make course)",
     )
     parser.add_argument("--otter", action="store_true", help="write otter-grader assignments into --out instead")
+    parser.add_argument(
+        "--student-branch",
+        type=Path,
+        metavar="DIR",
+        help="only write the student branch's tree into DIR (after make course)",
+    )
     args = parser.parse_args(argv)
     try:
+        if args.student_branch is not None:
+            copies = write_student_branch(args.out.resolve(), args.student_branch.resolve(), force=args.force)
+            print(f"student branch in {args.student_branch}: {len(copies)} notebooks; publish it as the branch")
+            return 0
         if args.otter:
             chapters = [path.resolve() for path in args.chapters] or chapters_with_exercises()
             zips = write_otter(args.out.resolve(), chapters, force=args.force)
@@ -505,13 +653,14 @@ def otter_notebook(book_nb: dict[str, Any], chapter: int) -> dict[str, Any]:
         elif meta.get("grade") and cell["cell_type"] == "code":
             visible = text.split("### BEGIN HIDDEN TESTS")[0].rstrip()
             plain["source"] = visible
-            test = {
+            test: dict[str, Any] = {
                 "cell_type": "code",
+                "execution_count": None,
                 "id": f"{label}-otter-test",
                 "metadata": {},
+                "outputs": [],
                 "source": otter_test(visible, label, exercises.get(label, {})),
             }
-            test["outputs"], test["execution_count"] = [], None
             cells += [plain, _raw("# BEGIN TESTS"), test, _raw("# END TESTS"), _raw("# END QUESTION")]
         elif meta.get("solution"):  # written answers: graded by hand, the model answer left out
             plain["source"] = re.sub(r"### BEGIN SOLUTION.*?### END SOLUTION", TEXT_STUB, text, flags=re.DOTALL)

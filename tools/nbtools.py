@@ -278,17 +278,37 @@ def repository_setting(config_path: Path = ROOT / "_config.yml") -> tuple[str, s
     return str(repository.get("url") or "").strip().rstrip("/"), str(repository.get("branch") or "main").strip()
 
 
+def package_version() -> str:
+    """``posenc_helpers.__version__``, read from the source (the release the notebooks install)."""
+    match = re.search(r'^__version__ = "([^"]+)"', (ROOT / "posenc_helpers" / "__init__.py").read_text(), re.M)
+    if match is None:
+        raise ValueError("posenc_helpers/__init__.py has no __version__")
+    return match.group(1)
+
+
 def setup_cell_source(url: str, branch: str) -> str:
-    """The first code cell of every chapter: installs posenc_helpers only where it is missing."""
+    """The first code cell of every chapter: installs posenc_helpers only where it is missing.
+
+    With a repository URL it installs the release the notebook belongs to, the tag
+    ``v<version>`` (never a moving branch, so a notebook keeps working after the
+    repository moves on); ``branch`` only drives the launch buttons. Without one it
+    stops the notebook with a message saying how to install the package, instead of
+    letting every later cell fail on the missing import.
+    """
+    version = package_version()
     if url:
         install = (
             '    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet",\n'
-            f'                    "posenc-helpers[widgets,lab] @ git+{url}@{branch}"], check=True)'
+            f'                    "posenc-helpers[widgets,lab] @ git+{url}@v{version}"], check=True)'
         )
     else:
         install = (
-            '    raise ModuleNotFoundError("posenc_helpers is not installed: run `pip install -e .` "\n'
-            '                              "in a clone of the book\'s repository (see How to use this book)")'
+            "    raise SystemExit(\n"
+            '        "This notebook needs the posenc_helpers package, which is not installed here. "\n'
+            '        "In a clone of the book\'s repository run `pip install -e .`; elsewhere (Colab) run "\n'
+            f'        "`pip install \\"posenc-helpers[widgets,lab] @ git+URL@v{version}\\"` in a cell, with URL "\n'
+            '        "the repository your course gives, then run this notebook again."\n'
+            "    )"
         )
     return (
         f"{SETUP_MARKER}: install posenc_helpers if it is\n"

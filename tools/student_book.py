@@ -5,11 +5,14 @@ Writes ``_build/student-book/_config.yml`` (the book's configuration with
 ``tools/student_edition.py``) and builds
 the book with it, warnings as errors, into ``_build/student-book/_build/html``.
 ``tests/site/test_student_book.py`` then checks that no line of any solution made it
-into the site.
+into the site. With ``repository.url`` set, the launch buttons open the notebooks of
+the repository's student branch (``POSENC_STUDENT_BRANCH``, default ``student``),
+which ``make student-branch`` writes and the instructor publishes.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,9 +23,14 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "_build" / "student-book"
 
 
-def student_config() -> dict:
+def student_config(branch: str | None = None) -> dict:
+    """The book's configuration for the student edition; its launch buttons open ``branch``
+    (default: ``$POSENC_STUDENT_BRANCH`` or ``student``), the published student branch."""
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     config["title"] = f"{config['title']} (student edition)"
+    repository = dict(config.get("repository") or {})
+    repository["branch"] = branch or os.environ.get("POSENC_STUDENT_BRANCH", "student")
+    config["repository"] = repository
     sphinx = config.setdefault("sphinx", {})
     sphinx.setdefault("config", {}).update(hide_solutions=True, posenc_student_edition=True)
     # Jupyter Book resolves local extension folders relative to the configuration file.

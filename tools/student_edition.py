@@ -7,9 +7,10 @@ The student-book target builds from a generated copy of ``_config.yml`` with
 * every solution is left out of the site, gated ``solution-start`` /
   ``solution-end`` blocks (with their code cells) as well as plain
   ``{solution}`` directives;
-* no page source is copied into the site, and the download and launch
-  buttons are dropped, since a downloaded or launched notebook would carry its
-  solutions.
+* no page source is copied into the site, and the download button is dropped,
+  since a downloaded page would carry its solutions. The launch buttons stay:
+  ``tools/student_book.py`` points them at the repository's student branch
+  (``make student-branch``), whose notebooks are the course's release.
 
 sphinx-exercise 1.2.1 implements ``hide_solutions`` for plain solutions only:
 with gated solutions the build crashes ("unknown node type:
@@ -47,8 +48,8 @@ def _configure(app: Any, config: Any) -> None:
     config.html_copy_source = False
     options = config.html_theme_options
     options["use_download_button"] = False
-    options["launch_buttons"] = {}
-    options.pop("repository_url", None)
+    # The launch buttons stay: tools/student_book.py points them at the student
+    # branch, whose notebooks are the course's release (no solutions).
 
 
 def setup(app: Any) -> dict[str, Any]:

@@ -260,7 +260,7 @@ def check_first_dominant_position(answer: Any, embeddings: np.ndarray, factor: f
     >>> x = np.zeros((3, 4)); x[:, 0] = [3.0, 4.0, 5.0]
     >>> check_first_dominant_position(None, x, factor=10)
     Not attempted yet.
-    Replace the placeholder with the first position (an integer) where the index dominates, then run the cell again.
+    Replace the placeholder with your function first_position(embeddings, factor), then run the cell again.
     >>> check_first_dominant_position(0, x, factor=10)
     Traceback (most recent call last):
         ...
@@ -270,7 +270,7 @@ def check_first_dominant_position(answer: Any, embeddings: np.ndarray, factor: f
     table = _embedding_table(embeddings)
     factor = check_positive_real(factor, "factor")
     if is_placeholder(answer):
-        return not_attempted("the first position (an integer) where the index dominates")
+        return not_attempted("your function first_position(embeddings, factor)")
     if callable(answer):
         return _check_function(answer, table, factor)
     if isinstance(answer, bool | np.bool_):

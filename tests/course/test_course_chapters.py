@@ -5,7 +5,8 @@ answers inside the answer cells, hidden tests after each check) and the release
 that ``nbgrader generate_assignment`` makes from it. Here
 
 * the release runs top to bottom in a fresh kernel without an error, every check
-  saying "Not attempted yet", and holds no line of any model answer;
+  saying "Not attempted yet", holds no line of any model answer, and no MyST
+  syntax (it must read cleanly in Colab);
 * the source runs top to bottom without an error: every hidden test passes on the
   model answers, so a correct submission earns every autograded point.
 
@@ -90,6 +91,14 @@ def test_release_runs_untouched_and_holds_no_answer(course, chapter):
     # and, found independently of tools/course.py, no line of the book's own solutions
     book_leaked = sorted(solution_lines(json.loads(chapter.read_text())) & release_lines)
     assert not book_leaked, f"solution lines of the book in the release of {name}: {book_leaked[:5]}"
+    myst = [
+        f"{cell['id']}: {token}"
+        for cell in release_cells
+        if cell["cell_type"] == "markdown"
+        for token in ("{eq}`", "{cite}`", "{doc}`", "{ref}`", "```{", ":::{", "$$ (")
+        if token in "".join(cell["source"])
+    ]
+    assert not myst, f"MyST that Colab shows as raw text in the release of {name}: {myst[:5]}"
     nb = _run(release)
     assert not _errors(nb)
     graded = [cell for cell in nb.cells if cell.metadata.get("nbgrader", {}).get("grade") and cell.cell_type == "code"]

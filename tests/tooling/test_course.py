@@ -148,3 +148,53 @@ def test_exercises_are_numbered_by_chapter_in_their_order():
     book_wide = {"b": (11,), "a": (12,), "d": (14,), "c": (13,)}
     assert chapter_numbers(book_wide, 4) == {"b": (4, 1), "a": (4, 2), "c": (4, 3), "d": (4, 4)}
     assert chapter_numbers({}, 4) == {}
+
+
+def test_myst_becomes_plain_markdown():
+    cells = [_md("$$\na\n$$ (eq-a)\n\ntext\n\n$$\nb\n$$ (eq-b)"), _md("$$\nc\n$$ (eq-a)")]
+    assert course.equation_numbers(cells) == {"eq-a": 1, "eq-b": 2}
+    citations = {"vaswani2017attention": "Vaswani et al., 2017", "shaw2018relative": "Shaw et al., 2018"}
+    text = (
+        "By {eq}`eq-b`, see {cite}`vaswani2017attention, shaw2018relative` and "
+        "{doc}`02_naive_positions`, {doc}`the references <../book/references>`.\n$$\nb\n$$ (eq-b)"
+    )
+    assert course.plain_markdown(text, {"eq-b": 2}, citations) == (
+        "By (2), see (Vaswani et al., 2017; Shaw et al., 2018) and "
+        "[02_naive_positions](02_naive_positions.ipynb), the book's *the references* page.\n$$\nb\n\\tag{2}\n$$"
+    )
+
+
+def test_citation_labels_read_the_bibliography(tmp_path):
+    bib = tmp_path / "refs.bib"
+    bib.write_text(
+        "@article{a2020x,\n  author = {Lovelace, Ada},\n  year = {2020}\n}\n"
+        "@article{b2021y,\n  author = {Noether, Emmy and Hopper, Grace},\n  year = {2021}\n}\n"
+        "@article{c2022z,\n  author = {{\\L}ukasz, K. and B, C. and D, E.},\n  year = {2022}\n}\n"
+    )
+    assert course.citation_labels(bib) == {
+        "a2020x": "Lovelace, 2020",
+        "b2021y": "Noether and Hopper, 2021",
+        "c2022z": "Łukasz et al., 2022",
+    }
+    assert course.plain_name("Nu{\\~n}ez") == "Nuñez"
+    assert course.plain_name("Veli{\\v{c}}kovi{\\'c}") == "Veličković"
+
+
+def test_student_branch_holds_the_release_the_package_and_binder_requirements(tmp_path):
+    release = tmp_path / "course" / "release" / "ch04"
+    release.mkdir(parents=True)
+    (release / "04_x.ipynb").write_text("{}")
+    out = tmp_path / "branch"
+    course.write_student_branch(tmp_path / "course", out)
+    assert (out / "notebooks" / "04_x.ipynb").read_text() == "{}"
+    assert (out / "posenc_helpers" / "checks" / "_grading.py").is_file()
+    assert not list(out.rglob("__pycache__"))
+    for name in ("pyproject.toml", "LICENSE", "LICENSE-TEXT", "README.md"):
+        assert (out / name).is_file(), name
+    requirements = (out / "requirements.txt").read_text().splitlines()
+    assert requirements[-1] == ".[widgets,lab]" and any(line.startswith("jupyterlab-myst==") for line in requirements)
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.md").write_text("mine")
+    with pytest.raises(FileExistsError, match="use --force"):
+        course.write_student_branch(tmp_path / "course", tmp_path / "mine")
+    course.write_student_branch(tmp_path / "course", out)  # its own earlier output: rewritten

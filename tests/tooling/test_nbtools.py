@@ -172,3 +172,21 @@ def test_audit_reports_a_stale_text_twin(tmp_path):
     assert not any("text twin" in p for p in nbtools.audit_paths([path]).get(path, []))
     nbtools.text_path(path).write_text(nbtools.text_path(path).read_text().replace("Do it.", "Do it now."))
     assert any("out of date" in p for p in nbtools.audit_paths([path])[path])
+
+
+def test_setup_cell_installs_the_release_tag_never_a_branch():
+    version = nbtools.package_version()
+    source = nbtools.setup_cell_source("https://example.org/book", "main")
+    assert f"git+https://example.org/book@v{version}" in source
+    assert "@main" not in source
+
+
+def test_setup_cell_without_a_repository_says_what_to_do(monkeypatch):
+    import importlib.util
+
+    source = nbtools.setup_cell_source("", "main")
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)  # as on a fresh Colab
+    with pytest.raises(SystemExit) as stopped:
+        exec(compile(source, "setup-cell", "exec"), {})
+    message = str(stopped.value)
+    assert "pip install -e ." in message and f"@v{nbtools.package_version()}" in message

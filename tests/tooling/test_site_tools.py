@@ -46,3 +46,18 @@ def test_each_script_is_written_once():
     unique_scripts._deduplicate_scripts(None, "page", "page.html", context, None)
     kept = [(s.filename, s.attributes.get("body")) for s in context["script_files"]]
     assert kept == [("_static/a.js", None), (None, thebe), ("_static/b.js", None), (None, "let other = 1")]
+
+
+def test_student_edition_keeps_launch_buttons_pointed_at_the_student_branch(monkeypatch):
+    from tools import student_book, student_edition
+
+    monkeypatch.delenv("POSENC_STUDENT_BRANCH", raising=False)
+    assert student_book.student_config()["repository"]["branch"] == "student"
+    assert student_book.student_config("handout")["repository"]["branch"] == "handout"
+    options = {"repository_url": "https://github.com/you/posenc-book", "launch_buttons": dict(BUTTONS)}
+    config = SimpleNamespace(
+        hide_solutions=True, posenc_student_edition=True, html_copy_source=True, html_theme_options=options
+    )
+    student_edition._configure(None, config)
+    assert options["launch_buttons"] == BUTTONS and options["use_download_button"] is False
+    assert config.html_copy_source is False and config.posenc_hide_solutions is True
