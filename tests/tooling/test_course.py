@@ -198,3 +198,18 @@ def test_student_branch_holds_the_release_the_package_and_binder_requirements(tm
     with pytest.raises(FileExistsError, match="use --force"):
         course.write_student_branch(tmp_path / "course", tmp_path / "mine")
     course.write_student_branch(tmp_path / "course", out)  # its own earlier output: rewritten
+
+
+def test_the_pages_workflow_publishes_what_make_student_book_builds():
+    import yaml
+
+    from tools import student_book
+
+    workflow = yaml.safe_load((course.ROOT / ".github" / "workflows" / "student-site.yml").read_text())
+    steps = workflow["jobs"]["build"]["steps"]
+    assert any(step.get("run") == "make student-book" for step in steps)
+    assert any("tests/site" in str(step.get("run", "")) for step in steps)  # no solution reaches it
+    (upload,) = [step for step in steps if "upload-pages-artifact" in str(step.get("uses"))]
+    built = (student_book.OUT / "_build" / "html").relative_to(course.ROOT)
+    assert upload["with"]["path"] == built.as_posix()
+    assert workflow["jobs"]["deploy"]["needs"] == "build"
