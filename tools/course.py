@@ -223,6 +223,40 @@ _BIB_ENTRY = re.compile(r"@\w+\{(?P<key>[^,\s]+),(?P<body>.*?)\n\}", re.DOTALL)
 _BIB_FIELD = r"\b{}\s*=\s*\{{(?P<value>(?:[^{{}}]|\{{[^{{}}]*\}})*)\}}"
 
 
+_PRF_DIRECTIVE = re.compile(
+    r"^" + _FENCE + r"\{prf:(?P<kind>\w+)\}[ \t]*(?P<title>[^\n]*)\n(?P<body>.*?)^(?P=fence)[ \t]*(?:\n|$)",
+    re.MULTILINE | re.DOTALL,
+)
+_PRF_ROLE = re.compile(r"\{prf:ref\}`(?:(?P<text>[^`<]*?)\s*<(?P<target>[^`>]+)>|(?P<bare>[^`]+))`")
+
+
+def statement_numbers(cells: list[dict[str, Any]]) -> dict[str, str]:
+    """Label -> "Theorem 1" of every sphinx-proof statement, each kind numbered in page order."""
+    names: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    for cell in cells:
+        if cell["cell_type"] != "markdown":
+            continue
+        for match in _PRF_DIRECTIVE.finditer(_source(cell)):
+            kind = match.group("kind")
+            label = _options(match.group("body")).get("label")
+            if kind == "proof" or not label:
+                continue
+            counts[kind] = counts.get(kind, 0) + 1
+            names.setdefault(label, f"{kind.capitalize()} {counts[kind]}")
+    return names
+
+
+def _plain_statement(match: re.Match[str], statements: dict[str, str]) -> str:
+    kind, title = match.group("kind"), match.group("title").strip()
+    body = _strip_option_lines(match.group("body")).strip()
+    if kind == "proof":
+        return f"*Proof.* {body} ∎\n"
+    label = _options(match.group("body")).get("label", "")
+    name = statements.get(label, kind.capitalize())
+    return f"**{name}" + (f" ({title})" if title else "") + f".**\n\n{body}\n"
+
+
 def equation_numbers(cells: list[dict[str, Any]]) -> dict[str, int]:
     """Label -> number of every labelled display equation, numbered (1), (2), ... in
     page order, as the website numbers them."""
@@ -268,8 +302,20 @@ def citation_labels(bib: Path = ROOT / "book" / "references.bib") -> dict[str, s
     return labels
 
 
-def plain_markdown(text: str, equations: dict[str, int], citations: dict[str, str]) -> str:
-    """``text`` with the MyST roles and equation labels the book uses as plain Markdown."""
+def plain_markdown(
+    text: str, equations: dict[str, int], citations: dict[str, str], statements: dict[str, str] | None = None
+) -> str:
+    """``text`` with the MyST roles, equation labels and sphinx-proof statements the book
+    uses as plain Markdown."""
+    statements = statements or {}
+    text = _PRF_DIRECTIVE.sub(lambda m: _plain_statement(m, statements), text)
+    text = _PRF_ROLE.sub(
+        lambda m: (
+            (m.group("text") or "").strip()
+            or statements.get((m.group("target") or m.group("bare")).strip(), "the statement above")
+        ),
+        text,
+    )
     text = _EQUATION_LABEL.sub(lambda m: f"\\tag{{{equations.get(m.group('label'), '?')}}}\n$$", text)
     text = _EQ_ROLE.sub(lambda m: f"({equations.get(m.group('label'), '?')})", text)
     text = _CITE_ROLE.sub(
@@ -319,12 +365,13 @@ def course_notebook(nb: dict[str, Any], chapter: int) -> dict[str, Any]:
     cells, solutions = split_solutions(nb["cells"])
     numbers = exercise_numbers(nb["cells"], chapter)
     equations = equation_numbers(nb["cells"])
+    statements = statement_numbers(nb["cells"])
     citations = citation_labels()
     for cell in cells:
         meta = _nbgrader(cell)
         text = _source(cell)
         if cell["cell_type"] == "markdown":
-            text = plain_markdown(text, equations, citations)
+            text = plain_markdown(text, equations, citations, statements)
             cell["source"] = text
         if cell["cell_type"] == "markdown" and not meta:
             cell["source"] = plain_exercises(text, numbers)
@@ -342,7 +389,7 @@ def course_notebook(nb: dict[str, Any], chapter: int) -> dict[str, Any]:
                 exercise = cell.get("metadata", {}).get("exercise", {})
                 cell["source"] = text.rstrip() + "\n" + hidden_tests(text, label, exercise)
         elif meta.get("solution"):  # a question in words: the model answer, hidden from students
-            words = [plain_markdown(w, equations, citations) for w in solutions.words.get(label, [])]
+            words = [plain_markdown(w, equations, citations, statements) for w in solutions.words.get(label, [])]
             if not words:
                 raise ValueError(f"{label}: a written answer cell with no model answer in the book")
             question = "" if grade_id == label else text.replace("*Your answer (a few sentences):*", "").strip()

@@ -213,3 +213,17 @@ def test_the_pages_workflow_publishes_what_make_student_book_builds():
     built = (student_book.OUT / "_build" / "html").relative_to(course.ROOT)
     assert upload["with"]["path"] == built.as_posix()
     assert workflow["jobs"]["deploy"]["needs"] == "build"
+
+
+def test_proof_statements_become_plain_markdown():
+    text = (
+        "```{prf:theorem} Shifts rotate\n:label: thm-a\n\nFor every $t$, it holds.\n```\n\n"
+        "```{prf:proof}\nBy the angle-sum identities.\n```\n\nSo {prf:ref}`thm-a` and {prf:ref}`that one <thm-a>`."
+    )
+    cells = [_md(text)]
+    statements = course.statement_numbers(cells)
+    assert statements == {"thm-a": "Theorem 1"}
+    assert course.plain_markdown(text, {}, {}, statements) == (
+        "**Theorem 1 (Shifts rotate).**\n\nFor every $t$, it holds.\n\n"
+        "*Proof.* By the angle-sum identities. ∎\n\nSo Theorem 1 and that one."
+    )
