@@ -60,6 +60,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tools.release import package_version
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 DEFAULT_OUT = ROOT / "_build" / "course"
@@ -623,8 +625,7 @@ def _repository() -> tuple[str, str]:
 
     config = yaml.safe_load((ROOT / "_config.yml").read_text()) or {}
     url = str((config.get("repository") or {}).get("url") or "").strip().rstrip("/")
-    version = re.search(r'__version__ = "([^"]+)"', (ROOT / "posenc_helpers" / "__init__.py").read_text())
-    return url, version.group(1) if version else "0"
+    return url, package_version()
 
 
 def _free_names(source: str) -> list[str]:

@@ -34,6 +34,10 @@ from pathlib import Path
 
 import nbformat
 
+if not __package__:  # run as a script (tools/nbtools.py): make the package tools importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tools import release  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL_NAME = "python3"
 EXECUTION_TIMEOUT = 300  # seconds per cell
@@ -278,14 +282,6 @@ def repository_setting(config_path: Path = ROOT / "_config.yml") -> tuple[str, s
     return str(repository.get("url") or "").strip().rstrip("/"), str(repository.get("branch") or "main").strip()
 
 
-def package_version() -> str:
-    """``posenc_helpers.__version__``, read from the source (the release the notebooks install)."""
-    match = re.search(r'^__version__ = "([^"]+)"', (ROOT / "posenc_helpers" / "__init__.py").read_text(), re.M)
-    if match is None:
-        raise ValueError("posenc_helpers/__init__.py has no __version__")
-    return match.group(1)
-
-
 def setup_cell_source(url: str, branch: str) -> str:
     """The first code cell of every chapter: installs posenc_helpers only where it is missing.
 
@@ -295,7 +291,7 @@ def setup_cell_source(url: str, branch: str) -> str:
     stops the notebook with a message saying how to install the package, instead of
     letting every later cell fail on the missing import.
     """
-    version = package_version()
+    version = release.package_version()
     if url:
         install = (
             '    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet",\n'

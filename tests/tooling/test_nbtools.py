@@ -6,7 +6,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from tools import nbtools
+from tools import nbtools, release
 
 
 def _notebook():
@@ -175,7 +175,7 @@ def test_audit_reports_a_stale_text_twin(tmp_path):
 
 
 def test_setup_cell_installs_the_release_tag_never_a_branch():
-    version = nbtools.package_version()
+    version = release.package_version()
     source = nbtools.setup_cell_source("https://example.org/book", "main")
     assert f"git+https://example.org/book@v{version}" in source
     assert "@main" not in source
@@ -189,4 +189,4 @@ def test_setup_cell_without_a_repository_says_what_to_do(monkeypatch):
     with pytest.raises(SystemExit) as stopped:
         exec(compile(source, "setup-cell", "exec"), {})
     message = str(stopped.value)
-    assert "pip install -e ." in message and f"@v{nbtools.package_version()}" in message
+    assert "pip install -e ." in message and f"@v{release.package_version()}" in message
