@@ -227,3 +227,32 @@ def test_proof_statements_become_plain_markdown():
         "**Theorem 1 (Shifts rotate).**\n\nFor every $t$, it holds.\n\n"
         "*Proof.* By the angle-sum identities. ∎\n\nSo Theorem 1 and that one."
     )
+
+
+@pytest.mark.parametrize("path", course.chapters_with_exercises(), ids=lambda p: p.stem)
+def test_every_graded_cell_of_every_chapter_has_its_hidden_tests(path):
+    """So that an untouched answer, a redefined check or a listed shortcut earns nothing in
+    every chapter, as the graded submissions of chapter 04 show (tests/course)."""
+    import json
+
+    book = json.loads(path.read_text())
+    source = course.course_notebook(book, int(path.name[:2]))
+    exercises = {
+        cell["metadata"]["nbgrader"]["grade_id"]: cell["metadata"].get("exercise", {})
+        for cell in book["cells"]
+        if cell["metadata"].get("nbgrader", {}).get("grade") and cell["cell_type"] == "code"
+    }
+    assert exercises, "a chapter with exercises has graded code cells"
+    graded = {
+        cell["metadata"]["nbgrader"]["grade_id"]: "".join(cell["source"])
+        for cell in source["cells"]
+        if cell["metadata"].get("nbgrader", {}).get("grade") and cell["cell_type"] == "code"
+    }
+    assert graded.keys() == exercises.keys()
+    for label, text in graded.items():
+        assert "### BEGIN HIDDEN TESTS" in text and "_grading.require_correct(_grading.original('check_" in text
+        assert ("_grading.require_own_code(In" in text) == bool(
+            exercises[label].get("forbid") or exercises[label].get("require")
+        )
+    answers = [c for c in source["cells"] if c["metadata"].get("nbgrader", {}).get("solution")]
+    assert all("### BEGIN SOLUTION" in "".join(c["source"]) for c in answers)
