@@ -68,7 +68,7 @@ help:
 	@echo "make student-branch  the student branch's tree (release notebooks, package) into _build/student-branch"
 	@echo "make student-book  the website with solutions hidden, into _build/student-book/_build/html"
 	@echo "make text       each notebook's MyST Markdown twin in notebooks/text (make notebooks does it too)"
-	@echo "make sync-setup the notebooks' Colab set-up cell, from repository.url in _config.yml"
+	@echo "make sync-setup the notebooks' Colab set-up cell (from repository.url) and exercise numbers"
 	@echo "make lock       regenerate constraints.txt from the direct pins"
 	@echo "make release    the package's wheel and sdist into _build/dist, checked; prints the manual steps"
 	@echo "make record-lab rerun chapter 11's protocol and record the verdicts chapter 10 shows"
@@ -212,6 +212,7 @@ text: $(STAMP)
 
 sync-setup: $(STAMP)
 	$(PY) tools/nbtools.py sync-setup $(NOTEBOOKS)
+	$(PY) -m tools.exercise_numbers $(NOTEBOOKS)
 
 # Regenerate constraints.txt from the direct pins for the oldest supported Python,
 # with uv (which keeps every version already in constraints.txt that still fits).

@@ -60,6 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tools.exercise_numbers import exercise_numbers
 from tools.release import package_version
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -184,22 +185,6 @@ def split_solutions(cells: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], 
             new["source"] = remaining.strip("\n") + ("\n" if remaining.strip() else "")
             kept.append(new)
     return kept, solutions
-
-
-def exercise_numbers(cells: list[dict[str, Any]], chapter: int) -> dict[str, str]:
-    """Label -> "4.2": the exercises of chapter ``chapter`` numbered in order."""
-    numbers: dict[str, str] = {}
-    for cell in cells:
-        if cell["cell_type"] != "markdown":
-            continue
-        text = _source(cell)
-        for match in sorted(
-            [*_EXERCISE_START.finditer(text), *_EXERCISE_DIRECTIVE.finditer(text)], key=lambda m: m.start()
-        ):
-            label = _options(match.group(0)).get("label")
-            if label and label not in numbers:
-                numbers[label] = f"{chapter}.{len(numbers) + 1}"
-    return numbers
 
 
 def plain_exercises(text: str, numbers: dict[str, str]) -> str:

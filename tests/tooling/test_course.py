@@ -256,3 +256,28 @@ def test_every_graded_cell_of_every_chapter_has_its_hidden_tests(path):
         )
     answers = [c for c in source["cells"] if c["metadata"].get("nbgrader", {}).get("solution")]
     assert all("### BEGIN SOLUTION" in "".join(c["source"]) for c in answers)
+
+
+def test_enumerators_are_written_once_and_corrected():
+    from tools import exercise_numbers
+
+    cells = [
+        _md("```{exercise-start}\n:label: ex-a\n:enumerator: 9.9\n```\n\ntext"),
+        _md("```{exercise}\n:label: ex-b\n\n**Explain.** b\n```\n\n```{solution} ex-b\nB\n```"),
+    ]
+    out = exercise_numbers.with_enumerators(cells, 4)
+    assert out[0]["source"] == "```{exercise-start}\n:label: ex-a\n:enumerator: 4.1\n```\n\ntext"
+    assert out[1]["source"].startswith("```{exercise}\n:label: ex-b\n:enumerator: 4.2\n\n**Explain.** b")
+    assert exercise_numbers.with_enumerators(out, 4) == out  # a second run changes nothing
+
+
+@pytest.mark.parametrize("path", course.chapters_with_exercises(), ids=lambda p: p.stem)
+def test_every_exercise_carries_its_chapter_number_for_jupyterlab(path):
+    import json
+
+    from tools import exercise_numbers
+
+    cells = json.loads(path.read_text())["cells"]
+    assert exercise_numbers.with_enumerators(cells, int(path.name[:2])) == [
+        {**cell, "source": "".join(cell["source"])} if cell["cell_type"] == "markdown" else cell for cell in cells
+    ], f"run: python -m tools.exercise_numbers {path.relative_to(course.ROOT)}"
