@@ -51,7 +51,8 @@ async () => {
   await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
   // sphinx-togglebutton fades opened content in (0.3 s): measure colours once it is opaque,
   // however slow the machine, not half-way through the fade.
-  const finite = document.getAnimations().filter((a) => !a.effect || a.effect.getComputedTiming().iterations !== Infinity);
+  const finite = document.getAnimations()
+    .filter((a) => !a.effect || a.effect.getComputedTiming().iterations !== Infinity);
   await Promise.all(finite.map((a) => a.finished.catch(() => null)));
   return {
     folded: document.querySelectorAll(".toggle-hidden, button.toggle-button[aria-expanded='false']").length,
