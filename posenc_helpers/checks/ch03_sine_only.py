@@ -202,7 +202,7 @@ def check_period_and_first_repeat(
         return not_attempted("first_repeat: the first position t >= 1 whose angle is within tolerance of a whole turn")
     if callable(first_repeat):
         answer = _check_repeat_function(first_repeat, omega, tolerance)
-        others = " and for other frequencies and tolerances"
+        others = "; your function finds it, and the first near-repeat for other frequencies and tolerances too"
     else:
         answer = as_whole_number(first_repeat, "first_repeat", "position")
         _check_repeat_position(answer, omega, tolerance)
@@ -210,7 +210,7 @@ def check_period_and_first_repeat(
     return passed(
         f"sin(ω t) repeats every {expected_period:.4g} tokens, and t = {answer} "
         f"({omega * answer / (2.0 * np.pi):.3f} turns) is the first integer position within {tolerance:g} rad "
-        f"of a whole turn{' (your function finds it' + others + ')' if others else ''}."
+        f"of a whole turn{others}."
     )
 
 
