@@ -177,6 +177,10 @@ class NaivePositionsExplorer(FigureExplorer):
         ax.set_title("raw index against an embedding")
         ax.legend(loc="upper left", fontsize=8)
 
+    def _dynamic_artists(self) -> tuple:
+        # Only these change with the controls (the axes limits are fixed): blitting, see FigureExplorer.
+        return (self.dots, self.bracket, self.step_text, self.length_label, self.faint, self.bold, self.last)
+
     def _update(self, length: int, scale: float) -> str:
         n = int(length)
         step = 1.0 / (n - 1)
