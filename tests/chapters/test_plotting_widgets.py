@@ -113,9 +113,9 @@ def _blitting_explorers() -> list[type]:
     found = []
     for name in widgets.__all__:
         cls = getattr(widgets, name)
-        if isinstance(cls, type) and issubclass(cls, widgets.FigureExplorer) and cls is not widgets.FigureExplorer:
-            if cls._dynamic_artists is not widgets.FigureExplorer._dynamic_artists:
-                found.append(cls)
+        explorer = isinstance(cls, type) and issubclass(cls, widgets.FigureExplorer)
+        if explorer and cls._dynamic_artists is not widgets.FigureExplorer._dynamic_artists:
+            found.append(cls)
     return found
 
 
