@@ -148,6 +148,15 @@ class WordOrderExplorer(FigureExplorer):
         top = 1.15 * max(limits)
         self.ax_pooled.set_ylim(-top, top)
 
+    def _dynamic_artists(self) -> list:
+        # The weights, their numbers and the bars change with both controls; the tick labels
+        # (the words in order) only with the order, so each order keeps its own background.
+        texts = [text for row in self.cell_text for text in row]
+        return [self.heatmap, *texts, *self.bars_reference, *self.bars_current]
+
+    def _background_key(self) -> tuple[int, ...]:
+        return tuple(self.controls["order"].value)
+
     def _update(self, order: tuple[int, ...], strength: float) -> str:
         labels = [self.words[i] for i in order]
         output, weights = self._outputs(order, strength)

@@ -164,6 +164,12 @@ class SineCollisionExplorer(FigureExplorer):
         cx.set_ylabel(r"$\sin\omega t$")
         cx.set_title("on the unit circle")
 
+    def _dynamic_artists(self) -> tuple:
+        # Everything the controls move (the axes limits are fixed): blitting, see FigureExplorer.
+        scan = (self.scan_all, self.scan_same, self.scan_opposite, self.threshold_line, self.reference_line)
+        circle = (self.circle_all, self.circle_same, self.circle_opposite, self.circle_reference, self.height_line)
+        return (*scan, *circle)
+
     def _update(self, omega: float, reference: int, threshold: float) -> str:
         scan = collision_scan(omega, self.n_positions, reference, threshold)
         t, gaps = scan["positions"], np.maximum(scan["gaps"], GAP_FLOOR)

@@ -176,6 +176,12 @@ class UnitCircleExplorer(FigureExplorer):
         waves.legend(loc="upper right", ncol=2, fontsize=8)
         self.waves_title = fig.text(0.745, 0.95, "", ha="center", va="center", fontsize=11)
 
+    def _dynamic_artists(self) -> tuple:
+        # Everything the controls move; the circle, axes, ticks and legend stay (blitting).
+        circle = (self.trail, self.arc, self.hand, self.hand_shifted, self.point, self.point_shifted)
+        waves = (self.sin_line, self.cos_line, self.marker_t, self.marker_shifted, self.dots_t, self.dots_shifted)
+        return (*circle, self.angle_text, self.circle_title, *waves, self.waves_title)
+
     def _update(self, t: float, k: int, phi: float) -> str:
         omega = float(self.omegas[k])
         start, stop = omega * t, omega * (t + phi)

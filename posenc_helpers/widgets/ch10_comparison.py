@@ -151,6 +151,10 @@ class OffsetHeadExplorer(FigureExplorer):
             np.concatenate([np.arange(0, 100), np.geomspace(100, self.long_length - 1, 300).astype(np.int64)])
         )
 
+    def _dynamic_artists(self) -> tuple:
+        # The weight map, both curves and the titles change; axes, colour bar and legend stay.
+        return (self.weight_map, self.map_title, self.target_line, self.runner_line, self.far_title)
+
     def _update(self, offset: int, d_model: int, temperature: float) -> str:
         n = self.design_length
         weights = offset_head_weights(n, offset, d_model, temperature=temperature)
