@@ -521,6 +521,8 @@ def write_student_branch(course: Path, out: Path, *, force: bool = False) -> lis
     (``notebooks/NN_*.ipynb``), the package, its licences and Binder's requirements."""
     if out.exists() and any(out.iterdir()) and not (out / MARKER).exists() and not force:
         raise FileExistsError(f"{out} is not empty and was not written by tools/course.py; use --force")
+    if not list((course / "release").glob("ch[0-9][0-9]/*.ipynb")):
+        raise FileNotFoundError(f"{course / 'release'} holds no notebooks: run make course first")
     if out.exists():
         shutil.rmtree(out)
     notebooks = write_student_copies(course, out / "notebooks")
@@ -571,15 +573,11 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         chapters = [path.resolve() for path in args.chapters] or chapters_with_exercises()
         names = write_course(args.out.resolve(), chapters, force=args.force)
-    except (FileExistsError, FileNotFoundError) as error:
+    except (FileExistsError, FileNotFoundError, ValueError) as error:
         print(error, file=sys.stderr)
         return 2
     print(f"nbgrader course in {args.out}: {', '.join(names)} (source/ and release/)")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
 
 
 # --------------------------------------------------------------------------- otter-grader
@@ -753,3 +751,7 @@ def write_otter(out: Path, chapters: list[Path], *, force: bool = False) -> list
         )
         zips += sorted((folder / "dist" / "autograder").glob("*.zip"))
     return zips
+
+
+if __name__ == "__main__":
+    sys.exit(main())

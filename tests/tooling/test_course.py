@@ -281,3 +281,28 @@ def test_every_exercise_carries_its_chapter_number_for_jupyterlab(path):
     assert exercise_numbers.with_enumerators(cells, int(path.name[:2])) == [
         {**cell, "source": "".join(cell["source"])} if cell["cell_type"] == "markdown" else cell for cell in cells
     ], f"run: python -m tools.exercise_numbers {path.relative_to(course.ROOT)}"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--otter", "not_a_chapter.ipynb"], "path must be a chapter notebook"),
+        (["not_a_chapter.ipynb"], "path must be a chapter notebook"),
+        (["--student-copies", "copies"], "holds no notebooks: run make course first"),
+        (["--student-branch", "branch"], "holds no notebooks: run make course first"),
+    ],
+)
+def test_the_command_line_reaches_every_mode_and_reports_bad_input(tmp_path, arguments, message):
+    import os
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-m", "tools.course", "--out", str(tmp_path / "out"), *arguments],
+        cwd=tmp_path if arguments[0] != "--otter" else course.ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(course.ROOT)},
+    )
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr and "Traceback" not in result.stderr
