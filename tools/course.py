@@ -61,6 +61,7 @@ from pathlib import Path
 from typing import Any
 
 from tools.exercise_numbers import exercise_numbers
+from tools.nbtools import repository_setting
 from tools.release import package_version
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,6 +72,7 @@ MARKER = ".posenc-course"  # written into OUT: this folder is a course this tool
 CELL_TIMEOUT = 300  # seconds per cell when grading (the slowest cell of the book takes about a minute)
 CODE_STUB = "# (your code)"
 TEXT_STUB = "*Write your answer here.*"
+ANSWER_PROMPT = "*Your answer (a few sentences):*"  # what a written answer cell holds in the book
 
 _FENCE = r"(?P<fence>`{3,}|:{3,})"
 _EXERCISE_START = re.compile(
@@ -321,28 +323,39 @@ def plain_markdown(
     return _DOC_ROLE.sub(link, text)
 
 
-def hidden_tests(check_source: str, label: str, exercise: dict[str, Any]) -> str:
-    """The hidden tests that follow the visible check ``check_source`` of exercise ``label``."""
+def _replayed_check(check_source: str, label: str) -> tuple[str, str]:
+    """The check call that ends a test cell, as written and with the package's own check:
+    ``check_x(a, n=3)`` -> (``check_x(a, n=3)``, ``_grading.original('check_x')(a, n=3)``)."""
     tree = ast.parse(check_source)
     call = tree.body[-1].value if tree.body and isinstance(tree.body[-1], ast.Expr) else None
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
         raise ValueError(f"{label}: the test cell must end with a call to its check")
-    arguments = ast.get_source_segment(check_source, call)
-    assert arguments is not None
-    replayed = f"_grading.original({call.func.id!r})" + arguments[len(call.func.id) :]
+    written = ast.get_source_segment(check_source, call) or ""
+    return written, f"_grading.original({call.func.id!r})" + written[len(call.func.id) :]
+
+
+def _own_code_test(label: str, exercise: dict[str, Any]) -> str | None:
+    """The call that refuses helper shortcuts, or None when the exercise lists none."""
+    if not (exercise.get("forbid") or exercise.get("require")):
+        return None
+    return (
+        f"_grading.require_own_code(In, {label!r}, answers={list(exercise.get('answer', []))!r}, "
+        f"forbid={list(exercise.get('forbid', []))!r}, require={list(exercise.get('require', []))!r})"
+    )
+
+
+def hidden_tests(check_source: str, label: str, exercise: dict[str, Any]) -> str:
+    """The hidden tests that follow the visible check ``check_source`` of exercise ``label``."""
+    _, replayed = _replayed_check(check_source, label)
+    own_code = _own_code_test(label, exercise)
     lines = [
         "### BEGIN HIDDEN TESTS",
         "from posenc_helpers.checks import _grading",
         "",
         f"_grading.require_correct({replayed}, {label!r})",
+        *([own_code] if own_code else []),
+        "### END HIDDEN TESTS",
     ]
-    answers = list(exercise.get("answer", []))
-    if exercise.get("forbid") or exercise.get("require"):
-        lines.append(
-            f"_grading.require_own_code(In, {label!r}, answers={answers!r}, "
-            f"forbid={list(exercise.get('forbid', []))!r}, require={list(exercise.get('require', []))!r})"
-        )
-    lines.append("### END HIDDEN TESTS")
     return "\n".join(lines)
 
 
@@ -366,7 +379,6 @@ def course_notebook(nb: dict[str, Any], chapter: int) -> dict[str, Any]:
         grade_id = str(meta.get("grade_id", ""))
         label = re.sub(r"-(answer|setup|words)$", "", grade_id)
         if cell["cell_type"] == "code":
-            cell["outputs"], cell["execution_count"] = [], None
             if meta.get("solution"):
                 code = [without_check_calls(source) for source in solutions.code.get(label, [])]
                 if not code:
@@ -379,7 +391,7 @@ def course_notebook(nb: dict[str, Any], chapter: int) -> dict[str, Any]:
             words = [plain_markdown(w, equations, citations, statements) for w in solutions.words.get(label, [])]
             if not words:
                 raise ValueError(f"{label}: a written answer cell with no model answer in the book")
-            question = "" if grade_id == label else text.replace("*Your answer (a few sentences):*", "").strip()
+            question = "" if grade_id == label else text.replace(ANSWER_PROMPT, "").strip()
             model = "\n\n".join(words)
             cell["source"] = (question + "\n\n" if question else "") + f"### BEGIN SOLUTION\n{model}\n### END SOLUTION"
             tags = [tag for tag in cell.get("metadata", {}).get("tags", []) if tag != "remove-cell"]
@@ -426,9 +438,14 @@ def nbgrader_config() -> str:
     )
 
 
-def _prepare(out: Path, force: bool) -> None:
+def _refuse_foreign(out: Path, force: bool) -> None:
+    """Refuse a non-empty ``out`` that this tool did not write, unless ``force``."""
     if out.exists() and any(out.iterdir()) and not (out / MARKER).exists() and not force:
-        raise FileExistsError(f"{out} is not empty and is not a course made by tools/course.py; use --force")
+        raise FileExistsError(f"{out} is not empty and was not written by tools/course.py; use --force")
+
+
+def _prepare(out: Path, force: bool) -> None:
+    _refuse_foreign(out, force)
     out.mkdir(parents=True, exist_ok=True)
     (out / MARKER).write_text("Made by tools/course.py; make course rewrites source/ and release/.\n")
 
@@ -455,14 +472,18 @@ def write_course(out: Path, chapters: list[Path], *, force: bool = False) -> lis
     return names
 
 
-def run_nbgrader(arguments: list[str], course: Path, **kwargs: Any) -> subprocess.CompletedProcess[str]:
-    """Run ``nbgrader ARGUMENTS`` in ``course`` with this environment's scripts first on PATH
-    (nbgrader runs ``alembic`` from PATH to set up its gradebook)."""
+def _run_script(name: str, arguments: list[str], cwd: Path, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    """Run this environment's script ``name`` with its folder first on PATH (nbgrader runs
+    ``alembic``, otter runs ``jupyter``, from PATH)."""
     scripts = Path(sys.executable).parent
     env = {**os.environ, "PATH": f"{scripts}{os.pathsep}{os.environ.get('PATH', '')}"}
-    command = [str(scripts / "nbgrader"), *arguments, "--log-level=WARN"]
     kwargs.setdefault("check", True)
-    return subprocess.run(command, cwd=course, env=env, text=True, **kwargs)
+    return subprocess.run([str(scripts / name), *arguments], cwd=cwd, env=env, text=True, **kwargs)
+
+
+def run_nbgrader(arguments: list[str], course: Path, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    """Run ``nbgrader ARGUMENTS`` in the course folder ``course``."""
+    return _run_script("nbgrader", [*arguments, "--log-level=WARN"], course, **kwargs)
 
 
 def write_student_copies(course: Path, out: Path, *, force: bool = False) -> list[Path]:
@@ -499,15 +520,18 @@ the MIT licence (LICENSE).
 """
 
 
+_RUNTIME = ("numpy", "matplotlib", "ipywidgets", "jax", "jaxlib", "optax", "tqdm")  # what the notebooks import
+
+
+def _pins(names: tuple[str, ...]) -> list[str]:
+    """The exact pins of ``names`` in requirements.txt, in its order."""
+    lines = [line.strip() for line in (ROOT / "requirements.txt").read_text().splitlines()]
+    return [line for line in lines if "==" in line and line.split("==")[0] in names]
+
+
 def student_requirements() -> str:
     """What Binder installs for the student branch: the book's pins, then the package itself."""
-    keep = {"numpy", "matplotlib", "ipykernel", "ipywidgets", "jupyterlab", "jupyterlab-myst", "jax", "jaxlib"}
-    keep |= {"optax", "tqdm"}
-    pins = [
-        line.strip()
-        for line in (ROOT / "requirements.txt").read_text().splitlines()
-        if line.strip().split("==")[0] in keep and "==" in line
-    ]
+    pins = _pins((*_RUNTIME, "ipykernel", "jupyterlab", "jupyterlab-myst"))
     return (
         "# Written by tools/course.py (make student-branch): the notebooks' environment.\n"
         + "\n".join([*pins, ".[widgets,lab]"])
@@ -519,8 +543,7 @@ def write_student_branch(course: Path, out: Path, *, force: bool = False) -> lis
     """The tree to publish as the repository's student branch, which the student
     website's launch buttons open: the release notebooks at the paths the book uses
     (``notebooks/NN_*.ipynb``), the package, its licences and Binder's requirements."""
-    if out.exists() and any(out.iterdir()) and not (out / MARKER).exists() and not force:
-        raise FileExistsError(f"{out} is not empty and was not written by tools/course.py; use --force")
+    _refuse_foreign(out, force)
     if not list((course / "release").glob("ch[0-9][0-9]/*.ipynb")):
         raise FileNotFoundError(f"{course / 'release'} holds no notebooks: run make course first")
     if out.exists():
@@ -536,48 +559,6 @@ def write_student_branch(course: Path, out: Path, *, force: bool = False) -> lis
     (out / "requirements.txt").write_text(student_requirements(), encoding="utf-8")
     (out / MARKER).write_text("Made by tools/course.py (make student-branch).\n")
     return notebooks
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.course", description=__doc__.split("\n\n")[0])
-    parser.add_argument("chapters", nargs="*", type=Path, help="chapter notebooks (default: all with exercises)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="the course folder (default _build/course)")
-    parser.add_argument("--force", action="store_true", help="write into a folder this tool did not make")
-    parser.add_argument(
-        "--student-copies",
-        type=Path,
-        metavar="DIR",
-        help="only copy the course's release notebooks into DIR (after make course)",
-    )
-    parser.add_argument("--otter", action="store_true", help="write otter-grader assignments into --out instead")
-    parser.add_argument(
-        "--student-branch",
-        type=Path,
-        metavar="DIR",
-        help="only write the student branch's tree into DIR (after make course)",
-    )
-    args = parser.parse_args(argv)
-    try:
-        if args.student_branch is not None:
-            copies = write_student_branch(args.out.resolve(), args.student_branch.resolve(), force=args.force)
-            print(f"student branch in {args.student_branch}: {len(copies)} notebooks; publish it as the branch")
-            return 0
-        if args.otter:
-            chapters = [path.resolve() for path in args.chapters] or chapters_with_exercises()
-            zips = write_otter(args.out.resolve(), chapters, force=args.force)
-            print(f"otter-grader assignments in {args.out}: {len(zips)} autograder zip files")
-            return 0
-        if args.student_copies is not None:
-            copies = write_student_copies(args.out.resolve(), args.student_copies, force=args.force)
-            print(f"{len(copies)} student notebooks in {args.student_copies}")
-            return 0
-        chapters = [path.resolve() for path in args.chapters] or chapters_with_exercises()
-        names = write_course(args.out.resolve(), chapters, force=args.force)
-    except (FileExistsError, FileNotFoundError, ValueError) as error:
-        print(error, file=sys.stderr)
-        return 2
-    print(f"nbgrader course in {args.out}: {', '.join(names)} (source/ and release/)")
-    return 0
 
 
 # --------------------------------------------------------------------------- otter-grader
@@ -602,15 +583,6 @@ def _raw(text: str) -> dict[str, Any]:
     return {"cell_type": "raw", "metadata": {}, "source": text}
 
 
-def _repository() -> tuple[str, str]:
-    """The repository URL in _config.yml and the package's version."""
-    import yaml
-
-    config = yaml.safe_load((ROOT / "_config.yml").read_text()) or {}
-    url = str((config.get("repository") or {}).get("url") or "").strip().rstrip("/")
-    return url, package_version()
-
-
 def _free_names(source: str) -> list[str]:
     """Names an expression reads, in order of first use (the test function's parameters)."""
     names: list[str] = []
@@ -625,20 +597,13 @@ def otter_test(check_source: str, label: str, exercise: dict[str, Any]) -> str:
 
     otter passes the notebook's variables to the function by parameter name.
     """
-    tree = ast.parse(check_source)
-    call = tree.body[-1].value if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
-        raise ValueError(f"{label}: the test cell must end with a call to its check")
-    segment = ast.get_source_segment(check_source, call) or ""
-    replayed = f"_grading.original({call.func.id!r})" + segment[len(call.func.id) :]
-    parameters = _free_names(segment)
+    written, replayed = _replayed_check(check_source, label)
+    parameters = _free_names(written)
     body = [f"    _grading.require_correct({replayed}, {label!r})"]
-    if exercise.get("forbid") or exercise.get("require"):
+    own_code = _own_code_test(label, exercise)
+    if own_code:
         parameters.append("In")
-        body.append(
-            f"    _grading.require_own_code(In, {label!r}, answers={list(exercise.get('answer', []))!r}, "
-            f"forbid={list(exercise.get('forbid', []))!r}, require={list(exercise.get('require', []))!r})"
-        )
+        body.append(f"    {own_code}")
     name = "test_" + re.sub(r"\W", "_", label)
     return (
         f'""" # BEGIN TEST CONFIG\nhidden: true\nfailure_message: "{label}: not correct yet; '
@@ -710,11 +675,7 @@ def otter_notebook(book_nb: dict[str, Any], chapter: int) -> dict[str, Any]:
 
 def otter_requirements(url: str, version: str) -> str:
     """The grading image's requirements: the book's pins, and posenc_helpers at the release tag."""
-    pins = [
-        line.strip()
-        for line in (ROOT / "requirements.txt").read_text().splitlines()
-        if re.match(r"^(numpy|matplotlib|ipywidgets|jax|jaxlib|optax|tqdm)==", line.strip())
-    ]
+    pins = _pins(_RUNTIME)
     if url:
         package = f"posenc-helpers[widgets,lab] @ git+{url}@v{version}"
     else:
@@ -733,8 +694,6 @@ def write_otter(out: Path, chapters: list[Path], *, force: bool = False) -> list
     """Write each chapter's otter master notebook into ``out/chNN/`` and run ``otter assign``
     on it (into ``out/chNN/dist``); the autograder zip files."""
     _prepare(out, force)
-    scripts = Path(sys.executable).parent
-    env = {**os.environ, "PATH": f"{scripts}{os.pathsep}{os.environ.get('PATH', '')}"}
     zips = []
     for path in chapters:
         name = assignment_name(path)
@@ -743,14 +702,56 @@ def write_otter(out: Path, chapters: list[Path], *, force: bool = False) -> list
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
         master = folder / path.name
-        (folder / "requirements.txt").write_text(otter_requirements(*_repository()), encoding="utf-8")
+        (folder / "requirements.txt").write_text(
+            otter_requirements(repository_setting()[0], package_version()), encoding="utf-8"
+        )
         nb = json.loads(path.read_text(encoding="utf-8"))
         master.write_text(json.dumps(otter_notebook(nb, int(name[2:])), indent=1, ensure_ascii=False) + "\n")
-        subprocess.run(
-            [str(scripts / "otter"), "assign", path.name, "dist"], cwd=folder, env=env, check=True, text=True
-        )
+        _run_script("otter", ["assign", path.name, "dist"], folder)
         zips += sorted((folder / "dist" / "autograder").glob("*.zip"))
     return zips
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.course", description=__doc__.split("\n\n")[0])
+    parser.add_argument("chapters", nargs="*", type=Path, help="chapter notebooks (default: all with exercises)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="the course folder (default _build/course)")
+    parser.add_argument("--force", action="store_true", help="write into a folder this tool did not make")
+    parser.add_argument(
+        "--student-copies",
+        type=Path,
+        metavar="DIR",
+        help="only copy the course's release notebooks into DIR (after make course)",
+    )
+    parser.add_argument("--otter", action="store_true", help="write otter-grader assignments into --out instead")
+    parser.add_argument(
+        "--student-branch",
+        type=Path,
+        metavar="DIR",
+        help="only write the student branch's tree into DIR (after make course)",
+    )
+    args = parser.parse_args(argv)
+    try:
+        if args.student_branch is not None:
+            copies = write_student_branch(args.out.resolve(), args.student_branch.resolve(), force=args.force)
+            print(f"student branch in {args.student_branch}: {len(copies)} notebooks; publish it as the branch")
+            return 0
+        if args.otter:
+            chapters = [path.resolve() for path in args.chapters] or chapters_with_exercises()
+            zips = write_otter(args.out.resolve(), chapters, force=args.force)
+            print(f"otter-grader assignments in {args.out}: {len(zips)} autograder zip files")
+            return 0
+        if args.student_copies is not None:
+            copies = write_student_copies(args.out.resolve(), args.student_copies, force=args.force)
+            print(f"{len(copies)} student notebooks in {args.student_copies}")
+            return 0
+        chapters = [path.resolve() for path in args.chapters] or chapters_with_exercises()
+        names = write_course(args.out.resolve(), chapters, force=args.force)
+    except (FileExistsError, FileNotFoundError, ValueError) as error:
+        print(error, file=sys.stderr)
+        return 2
+    print(f"nbgrader course in {args.out}: {', '.join(names)} (source/ and release/)")
+    return 0
 
 
 if __name__ == "__main__":

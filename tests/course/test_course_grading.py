@@ -17,22 +17,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from _chapter04 import CHAPTER, POINTS, SHORTCUT
+from _chapter04 import CORRECT as ANSWERS
 
 from tools.course import run_nbgrader, write_course
 
-ROOT = Path(__file__).resolve().parents[2]
-CHAPTER = ROOT / "notebooks" / "04_sine_cosine_pairs.ipynb"
 ASSIGNMENT = "ch04"
-POINTS = {"ex-04-row": 2.0, "ex-04-wavelength": 2.0, "ex-04-layout": 3.0}
-
-CORRECT = {
-    "ex-04-row-answer": (
-        "k = np.arange(3)\nw = 10000.0 ** (-2 * k / 6)\npe_7 = np.empty(6)\n"
-        "pe_7[0::2], pe_7[1::2] = np.sin(7 * w), np.cos(7 * w)"
-    ),
-    "ex-04-wavelength-answer": "wavelength_301 = 2 * np.pi * 10000.0 ** (2 * (301 // 2) / 512)",
-    "ex-04-layout-answer": "w_concat = w_interleaved[perm]",
-}
+CORRECT = {f"{label}-answer": answer for label, answer in ANSWERS.items()}  # by nbgrader grade_id
 SWAPPED = CORRECT["ex-04-row-answer"].replace("np.sin(7 * w), np.cos(7 * w)", "np.cos(7 * w), np.sin(7 * w)")
 
 SUBMISSIONS = {
@@ -55,7 +46,7 @@ SUBMISSIONS = {
     # a helper call instead of the formula, and an endless loop
     "shortcut-and-loop": {
         **CORRECT,
-        "ex-04-row-answer": "pe_7 = sinusoidal_encoding([7], 6)[0]",
+        "ex-04-row-answer": SHORTCUT,
         "ex-04-wavelength-answer": "while True:\n    pass",
     },
 }

@@ -14,22 +14,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from _chapter04 import CHAPTER, CORRECT, PLACEHOLDER, SHORTCUT
 
 from tools.course import write_otter
 
-ROOT = Path(__file__).resolve().parents[2]
-CHAPTER = ROOT / "notebooks" / "04_sine_cosine_pairs.ipynb"
-ANSWERS = {
-    "pe_7 = None": (
-        "k = np.arange(3)\nw = 10000.0 ** (-2 * k / 6)\npe_7 = np.empty(6)\n"
-        "pe_7[0::2], pe_7[1::2] = np.sin(7 * w), np.cos(7 * w)"
-    ),
-    "wavelength_301 = None": "wavelength_301 = 2 * np.pi * 10000.0 ** (2 * (301 // 2) / 512)",
-    "w_concat = None": "w_concat = w_interleaved[perm]",
-}
+ANSWERS = {PLACEHOLDER[label]: answer for label, answer in CORRECT.items()}  # by the line they replace
 WRONG = {  # a helper call for the first, nothing for the second, the third right
-    "pe_7 = None": "pe_7 = sinusoidal_encoding([7], 6)[0]",
-    "w_concat = None": ANSWERS["w_concat = None"],
+    PLACEHOLDER["ex-04-row"]: SHORTCUT,
+    PLACEHOLDER["ex-04-layout"]: CORRECT["ex-04-layout"],
 }
 
 
