@@ -81,11 +81,24 @@ def test_math_with_labelled_equations(chapter):
         assert f"{{eq}}`{label}`" in text, f"equation {label} is never referred to"
 
 
-def test_claims_are_checked_in_code(chapter):
+_CHECK = re.compile(r"\bassert\b|np\.testing\.assert_\w+\(|\bcheck_\w+\(")
+
+
+def _prints(cell) -> bool:
+    return any(
+        out.output_type == "stream" or (out.output_type == "execute_result" and "text/plain" in out.get("data", {}))
+        for out in cell.outputs
+    )
+
+
+def test_every_printed_result_is_asserted(chapter):
+    """A cell that prints a result asserts it: a printed figure is a claim, and a claim is
+    checked where it is made (an explorer prints nothing; an exercise's check prints its verdict)."""
     _, nb, _ = chapter
-    source = "\n".join(c.source for c in _code(nb))
-    checks = len(re.findall(r"\bassert\b|np\.testing\.assert", source))
-    assert checks >= 8, f"only {checks} assertions"
+    printing = [cell for cell in _code(nb) if _prints(cell)]
+    assert len(printing) >= 5, "a chapter computes and prints its claims"
+    unchecked = [cell.id for cell in printing if not _CHECK.search(cell.source)]
+    assert not unchecked, f"cells that print without asserting: {unchecked}"
 
 
 def test_figures_have_alt_text_and_numbered_captions(chapter):
