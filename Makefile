@@ -48,7 +48,9 @@ SKIP_DRAWING := PYTHONSTARTUP=$(abspath tools/skip_figure_drawing.py)
         _test-parallel _book-then-browser
 
 help:
+	@echo "make setup      create .venv and install the pinned requirements (every target does it first)"
 	@echo "make book       build the site into _build/html (sets up .venv first)"
+	@echo "make book-only  the same build, without checking the environment"
 	@echo "make test       every check below, two at a time (what CI runs)"
 	@echo "make test-unit  unit, property and tooling tests"
 	@echo "make lint       ruff (lint, format) and mypy"
@@ -56,6 +58,7 @@ help:
 	@echo "make test-notebooks  nbval --strict under both CPU profiles (-native, -portable: one of them)"
 	@echo "make test-course  the course: every release and source run; nbgrader grades sample submissions"
 	@echo "make test-browser  build the book and check every page in Chromium (screenshots in _build/screenshots)"
+	@echo "make browser-only  the browser suite on the site already built"
 	@echo "make test-student-book  the student website shows no solution"
 	@echo "make audit      the notebooks' stored outputs: errors, stderr, paths, rounding-level figures"
 	@echo "make lab        JupyterLab on the notebooks"

@@ -149,14 +149,15 @@ def sine_only_encoding(positions: int | ArrayLike, d_model: int, *, base: float 
 
     Column ``j`` holds ``sin(t * base**(-j / d_model))`` for ``j = 0 .. d_model-1``.
     That is, every column gets its own frequency, spread over the same range as
-    :func:`sinusoidal_encoding` (one radian per token down to about
+    :func:`sinusoidal_encoding`, from one radian per token down to
+    ``base**(-(d_model - 1)/d_model)`` (about 1/1585 for ``d_model = 5``, not
     ``1/base``), but no column is paired with a cosine. This is the natural
     "sines only" strawman: it is bounded and smooth, yet no fixed matrix maps
     ``PE(t)`` to ``PE(t + phi)`` for all ``t``, and ``sin`` alone cannot tell a
     rising wave from a falling one.
 
-    Because there are no pairs, ``d_model`` may be odd here (the classic
-    five-dimensional study in chapter 03 uses ``d_model = 5``).
+    Because there are no pairs, ``d_model`` may be odd here (chapter 03 studies
+    ``d_model = 5``).
 
     Parameters
     ----------

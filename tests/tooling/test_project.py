@@ -44,6 +44,17 @@ def test_readme_gives_the_two_commands():
     assert "make book" in readme and "make test" in readme
 
 
+def test_make_help_names_every_target():
+    """Every target a user may type (not the _private ones) is in `make help`."""
+    makefile = (ROOT / "Makefile").read_text()
+    targets = set(re.findall(r"^([a-z][\w-]*):", makefile, flags=re.M)) - {"help"}
+    help_block = makefile.split("\nhelp:\n", 1)[1].split("\n\n", 1)[0]
+    named = set(re.findall(r"make ([a-z][\w-]*)", help_block)) | set(re.findall(r"\((-[\w-]+)", help_block))
+    named |= {f"test-notebooks{suffix}" for suffix in re.findall(r"(-native|-portable)", help_block)}
+    named |= {"distclean"} if "make distclean" in help_block else set()
+    assert not targets - named, f"targets missing from make help: {sorted(targets - named)}"
+
+
 def test_ci_runs_make_test():
     assert "make test" in (ROOT / ".ci" / "run").read_text()
 
