@@ -106,9 +106,13 @@ def subset_icon_css(css: str, used: set[str]) -> tuple[str, set[int]]:
 
 
 def _subset_font(source: Path, target: Path, codepoints: set[int]) -> None:
+    import logging as std_logging
+
     from fontTools import subset
     from fontTools.ttLib import TTFont
 
+    # fontTools reports every step at INFO, which the build's log configuration would print
+    std_logging.getLogger("fontTools").setLevel(std_logging.WARNING)
     options = subset.Options()
     options.flavor = "woff"
     options.layout_features = ["*"]

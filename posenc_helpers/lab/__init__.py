@@ -11,9 +11,11 @@ module                      idea
 :mod:`.training`            ``train``, ``fine_tune``, RoPE rescaling for evaluation
 :mod:`.evaluation`          ``length_curve`` and the other measurements
 :mod:`.protocol`            chapter 11's settings and verdicts, and their record for chapter 10
+:mod:`.cache`               an opt-in store of training runs (``POSENC_LAB_CACHE``), for repeated test runs
 ==========================  =====================================================
 """
 
+from .cache import CACHE_VARIABLE
 from .corpus import STDLIB_FILES, Corpus, stdlib_corpus
 from .evaluation import length_curve, offset_accuracy, offset_attention, position_losses, rope_pair_norms
 from .model import METHODS, Hooks, ModelConfig, forward, init_params, position_hooks, rotate_pairs
@@ -31,6 +33,7 @@ from .training import (
 )
 
 __all__ = [
+    "CACHE_VARIABLE",
     "STDLIB_FILES",
     "Corpus",
     "stdlib_corpus",

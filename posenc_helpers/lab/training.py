@@ -23,6 +23,7 @@ import optax
 
 from .._validation import check_choice, check_count, check_positive_real
 from ..long_context import scaled_rope_frequencies
+from .cache import cached_run
 from .corpus import sample_windows, stdlib_corpus
 from .model import METHODS, Hooks, ModelConfig, forward, init_params, position_hooks
 
@@ -269,9 +270,8 @@ def train(
         raise ValueError(f"train_len must be at most config.max_positions = {config.max_positions}, got {train_len}")
     if task == "offset" and phi >= train_len:
         raise ValueError(f"phi must be smaller than train_len = {train_len}, got {phi}")
-    params = init_params(jax.random.PRNGKey(seed), config)
-    params, losses, seconds = _run(
-        params,
+    inputs = dict(
+        params=init_params(jax.random.PRNGKey(seed), config),
         method=method,
         task=task,
         config=config,
@@ -283,9 +283,8 @@ def train(
         phi=phi,
         alphabet=alphabet,
         hooks=position_hooks(method, train_len, config),
-        progress=progress,
-        description=f"{method}, seed {seed}",
     )
+    params, losses, seconds = cached_run(_run, inputs, progress=progress, description=f"{method}, seed {seed}")
     return TrainedModel(method, task, config, params, train_len, seed, steps, losses, seconds, phi, alphabet)
 
 
@@ -380,8 +379,8 @@ def fine_tune(
     steps = check_count(steps, "steps", minimum=1)
     if length > model.config.max_positions:
         raise ValueError(f"length must be at most config.max_positions = {model.config.max_positions}")
-    params, losses, seconds = _run(
-        model.params,
+    inputs = dict(
+        params=model.params,
         method=model.method,
         task=model.task,
         config=model.config,
@@ -393,9 +392,9 @@ def fine_tune(
         phi=model.phi,
         alphabet=model.alphabet,
         hooks=hooks_for(model, length),
-        progress=progress,
-        description=f"{model.method} ({model.scaling}), fine-tune at {length}",
     )
+    description = f"{model.method} ({model.scaling}), fine-tune at {length}"
+    params, losses, seconds = cached_run(_run, inputs, progress=progress, description=description)
     return dataclasses.replace(model, params=params, losses=losses, seconds=seconds, steps=steps, fine_tune_len=length)
 
 

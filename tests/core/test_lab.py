@@ -216,13 +216,53 @@ def test_rope_scaling_and_fine_tuning(tiny_models):
     assert scaled.attention_factor == 1.0 and scaled.scaling == "linear x4"
     yarn = lab.with_rope_scaling(model, "yarn", 4.0)
     expected, factor = scaled_rope_frequencies(TINY.head_dim, method="yarn", factor=4.0, original_max_len=8)
-    np.testing.assert_array_equal(yarn.inv_freq, expected) and yarn.attention_factor == factor
+    np.testing.assert_array_equal(yarn.inv_freq, expected)
+    assert yarn.attention_factor == factor
     tuned = lab.fine_tune(yarn, length=16, steps=3, progress=False)
     assert tuned.train_len == 8 and tuned.fine_tune_len == 16 and tuned.inv_freq is yarn.inv_freq
     with pytest.raises(ValueError, match="'rope'"):
         lab.with_rope_scaling(tiny_models["t5"], "linear", 2.0)
     with pytest.raises(ValueError, match="scaling"):
         lab.with_rope_scaling(model, "ntk-by-parts", 2.0)
+
+
+def test_stored_runs_are_reused_only_for_the_same_inputs(tiny_models, tmp_path, monkeypatch):
+    """With POSENC_LAB_CACHE set, a second identical run is read back (it does not train),
+    with the weights, losses and time of the first; any changed input trains anew."""
+    import posenc_helpers.lab.training as training
+
+    kwargs = dict(train_len=8, steps=30, batch_size=4, config=TINY, progress=False)
+    monkeypatch.setenv(lab.CACHE_VARIABLE, str(tmp_path))
+    first = lab.train("rope", **kwargs)
+    np.testing.assert_array_equal(first.losses, tiny_models["rope"].losses)  # stored runs train as usual
+    tuned = lab.fine_tune(first, length=16, steps=3, progress=False)
+    assert len(list(tmp_path.glob("*.pickle"))) == 2 and not list(tmp_path.glob("*.part"))
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("trained although the run was stored")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(training, "_run", no_training)
+        again = lab.train("rope", **kwargs)
+        tuned_again = lab.fine_tune(again, length=16, steps=3, progress=False)
+        for changed in (dict(seed=1), dict(steps=29), dict(train_len=7), dict(batch_size=3)):
+            with pytest.raises(AssertionError, match="trained although"):
+                lab.train("rope", **{**kwargs, **changed})
+        with pytest.raises(AssertionError, match="trained although"):
+            lab.train("alibi", **kwargs)
+        with pytest.raises(AssertionError, match="trained although"):
+            lab.fine_tune(lab.with_rope_scaling(again, "linear", 2.0), length=16, steps=3, progress=False)
+    for stored, trained in ((again, first), (tuned_again, tuned)):
+        assert (stored.seconds, stored.steps) == (trained.seconds, trained.steps)
+        np.testing.assert_array_equal(stored.losses, trained.losses)
+        stored_leaves = jax.tree_util.tree_leaves(stored.params)
+        trained_leaves = jax.tree_util.tree_leaves(trained.params)
+        assert len(stored_leaves) == len(trained_leaves) > 0
+        for stored_leaf, trained_leaf in zip(stored_leaves, trained_leaves, strict=True):
+            np.testing.assert_array_equal(np.asarray(stored_leaf), np.asarray(trained_leaf))
+    monkeypatch.delenv(lab.CACHE_VARIABLE)
+    lab.train("rope", **{**kwargs, "seed": 2})
+    assert len(list(tmp_path.glob("*.pickle"))) == 2  # unset: nothing stored
 
 
 def test_offset_task_measurements():

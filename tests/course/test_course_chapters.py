@@ -10,7 +10,10 @@ that ``nbgrader generate_assignment`` makes from it. Here
 * the source runs top to bottom without an error: every hidden test passes on the
   model answers, so a correct submission earns every autograded point.
 
-The student copies are nbgrader's release, executed once, here.
+The student copies are nbgrader's release, executed once, here. Chapter 11 trains
+its models in the release's run; the source's run reads them back
+(``POSENC_LAB_CACHE``, :mod:`posenc_helpers.lab.cache`): the notebook tests train
+every model, and training twice here would prove nothing more.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import nbformat
 import pytest
 from _solutions import solution_lines
 
+from posenc_helpers.lab.cache import CACHE_VARIABLE
 from tools.course import assignment_name, chapters_with_exercises, write_course
 
 CHAPTERS = chapters_with_exercises()
@@ -38,6 +42,15 @@ def course(tmp_path_factory):
     write_course(folder, CHAPTERS)
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def training_runs_stored_once(tmp_path_factory):
+    """The kernels started here share one store of training runs (they inherit the variable)."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv(CACHE_VARIABLE, str(tmp_path_factory.mktemp("lab-runs")))
+    yield
+    patch.undo()
 
 
 def _run(path: Path) -> nbformat.NotebookNode:

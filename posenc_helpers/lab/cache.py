@@ -1,0 +1,113 @@
+"""Reusing a training run's result: an opt-in store of trained weights.
+
+Set the environment variable ``POSENC_LAB_CACHE`` to a folder, and every training
+run (:func:`~posenc_helpers.lab.train` and :func:`~posenc_helpers.lab.fine_tune`)
+keeps its result there, keyed by everything that result depends on: the initial
+weights, the position hooks, the method, sizes, data settings and seed, the source
+of this lab and the versions of Python, numpy, JAX, jaxlib and optax. A run whose
+key is already there is read back instead of trained, with the same weights, losses
+and recorded training time. Unset (the default), nothing is stored or read.
+
+``make test`` sets it for the course tests only: they run chapter 11 twice, as the
+student's copy and as the instructor's, and the second run needs no new training.
+The notebook tests always train. The files are Python pickles: point the variable
+only at a folder you made.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import pickle
+import platform
+import threading
+from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+__all__ = ["CACHE_VARIABLE", "run_key", "cached_run"]
+
+#: The environment variable that names the folder of stored runs.
+CACHE_VARIABLE = "POSENC_LAB_CACHE"
+
+_LAB_SOURCES = sorted(Path(__file__).parent.glob("*.py"))
+
+
+def _feed(digest: Any, value: object) -> None:
+    """Add ``value`` to ``digest``: arrays by dtype, shape and bytes, containers item by item."""
+    if isinstance(value, np.ndarray | jax.Array):
+        array = np.asarray(jax.device_get(value))
+        digest.update(f"array {array.dtype.str} {array.shape}".encode())
+        digest.update(np.ascontiguousarray(array).tobytes())
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        _feed(digest, (type(value).__name__, dataclasses.asdict(value)))
+    elif isinstance(value, dict):
+        digest.update(b"dict")
+        for key in sorted(value):
+            _feed(digest, key)
+            _feed(digest, value[key])
+    elif isinstance(value, tuple | list):
+        digest.update(f"{type(value).__name__} {len(value)}".encode())
+        for item in value:
+            _feed(digest, item)
+    elif value is None or isinstance(value, str | int | float | bool | np.generic):
+        digest.update(f"{type(value).__name__} {value!r}".encode())
+    else:
+        raise TypeError(f"cannot key a training run on a {type(value).__name__}")
+
+
+def run_key(inputs: dict[str, object]) -> str:
+    """The key of a training run with these ``inputs``, under this code and these libraries.
+
+    Examples
+    --------
+    >>> run_key({"seed": 0, "steps": 5}) == run_key({"steps": 5, "seed": 0})
+    True
+    >>> run_key({"seed": 0, "steps": 5}) == run_key({"seed": 1, "steps": 5})
+    False
+    """
+    digest = hashlib.sha256()
+    versions = [platform.python_version()] + [metadata.version(name) for name in ("numpy", "jax", "jaxlib", "optax")]
+    _feed(digest, versions)
+    for source in _LAB_SOURCES:
+        digest.update(source.read_bytes())
+    _feed(digest, inputs)
+    return digest.hexdigest()[:32]
+
+
+def cached_run(run: Callable[..., tuple[Any, np.ndarray, float]], inputs: dict[str, object], **extra: object):
+    """``run(**inputs, **extra)``, or its stored result when ``POSENC_LAB_CACHE`` holds one.
+
+    ``inputs`` are what the result depends on (they make the key); ``extra`` are not
+    (a progress bar, its description). ``run`` returns ``(params, losses, seconds)``.
+
+    Examples
+    --------
+    Without the variable, the run simply runs:
+
+    >>> import os
+    >>> _ = os.environ.pop(CACHE_VARIABLE, None)
+    >>> cached_run(lambda seed: ({"w": seed}, None, 0.0), {"seed": 3})
+    ({'w': 3}, None, 0.0)
+    """
+    folder = os.environ.get(CACHE_VARIABLE)
+    if not folder:
+        return run(**inputs, **extra)
+    path = Path(folder) / f"{run_key(inputs)}.pickle"
+    if path.is_file():
+        with path.open("rb") as stored:
+            params, losses, seconds = pickle.load(stored)
+        return jax.tree_util.tree_map(jnp.asarray, params), losses, seconds
+    params, losses, seconds = run(**inputs, **extra)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial_file = path.with_name(f"{path.stem}.{os.getpid()}.{threading.get_ident()}.part")
+    with partial_file.open("wb") as out:
+        pickle.dump((jax.device_get(params), losses, seconds), out)
+    os.replace(partial_file, path)  # whole or absent, also with two runs at a time
+    return params, losses, seconds
