@@ -1,6 +1,8 @@
 """Every public function rejects bad input with a TypeError or ValueError naming the argument."""
 
 import importlib.util
+import inspect
+import traceback
 from pathlib import Path
 
 import numpy as np
@@ -126,6 +128,8 @@ CASES = [
     (lambda: ph.collision_scan(1.0, 1, 0, 0.1), ValueError, ["n_positions", ">= 2"]),
     (lambda: ph.collision_scan(1.0, 10, 10, 0.1), ValueError, ["reference", "0 .. 9"]),
     (lambda: ph.collision_scan(1.0, 10, 0, -1.0), ValueError, ["threshold"]),
+    (lambda: ph.checklist_markdown("x"), TypeError, ["scores", "dict"]),
+    (lambda: ph.checklist_markdown({"a": {}}), ValueError, ["scores['a']", "criteria"]),
     (lambda: ph.score_encoding("not callable"), TypeError, ["encode", "callable"]),
     (lambda: ph.score_encoding(lambda p, n: p, short_length=1), ValueError, ["short_length"]),
     (lambda: ph.score_encoding(lambda p, n: p, short_length=50, long_length=50), ValueError, ["long_length"]),
@@ -160,12 +164,30 @@ def test_bad_input_is_rejected_with_a_helpful_message(call, exception, words):
         assert word in message, f"{word!r} not in {message!r}"
 
 
+def _function_that_refused(call, exception: type[Exception]) -> str | None:
+    """The public function the case called and that raised: the frame right after the case's own."""
+    public = {
+        inspect.unwrap(getattr(ph, name)).__code__: name for name in ph.__all__ if inspect.isfunction(getattr(ph, name))
+    }
+    try:
+        call()
+    except exception as error:
+        codes = [frame.f_code for frame, _ in traceback.walk_tb(error.__traceback__)]
+        callee = codes.index(call.__code__) + 1
+        return public.get(codes[callee]) if callee < len(codes) else None
+    return None
+
+
 def test_every_public_function_is_covered():
-    covered = set()
-    for call, _, _ in ALL_CASES:
-        covered.update(name for name in call.__code__.co_names if name in ph.__all__)
-    functions = {name for name in ph.__all__ if callable(getattr(ph, name)) and name[0].islower()}
-    assert functions - {"checklist_markdown"} <= covered, functions - covered
+    """Every public function refuses at least one bad input itself (found from where the
+    error was raised, not from the names a case mentions)."""
+    covered = {_function_that_refused(call, exception) for call, exception, _ in ALL_CASES}
+    functions = {
+        name
+        for name in ph.__all__
+        if inspect.isfunction(getattr(ph, name)) and inspect.signature(getattr(ph, name)).parameters
+    }  # a function without parameters (shipped_configs) has nothing to refuse
+    assert functions <= covered, sorted(functions - covered)
 
 
 @pytest.mark.parametrize(
