@@ -33,6 +33,7 @@ from .attention import scaled_dot_product_attention, softmax
 from .checklist import (
     BY_CONSTRUCTION,
     CHECKLIST,
+    HEURISTIC,
     MECHANISMS,
     NOT_APPLICABLE,
     checklist_grid,
@@ -115,6 +116,7 @@ __all__ = [
     "MECHANISMS",
     "NOT_APPLICABLE",
     "BY_CONSTRUCTION",
+    "HEURISTIC",
     "method_encoders",
     "criterion_applies",
     "checklist_grid",

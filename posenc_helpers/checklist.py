@@ -31,6 +31,7 @@ __all__ = [
     "MECHANISMS",
     "NOT_APPLICABLE",
     "BY_CONSTRUCTION",
+    "HEURISTIC",
     "score_encoding",
     "criterion_applies",
     "checklist_grid",
@@ -102,6 +103,9 @@ NOT_APPLICABLE: dict[str, tuple[str, ...]] = {
 BY_CONSTRUCTION: dict[str, dict[str, str]] = {
     "bias on the logits": {"linear_offset": "the bias is a function of the offset j - i only"},
 }
+
+#: Criteria a finite check can only suggest, not prove: the tables label their rows so.
+HEURISTIC: tuple[str, ...] = ("bounded",)
 
 # A finite check cannot prove a bound, so ``bounded`` is a heuristic: it looks at the
 # largest |value| over ever longer ranges (x 16 each) and calls the values bounded when
@@ -357,12 +361,6 @@ def criterion_applies(criterion: str, mechanism: str) -> bool:
     TypeError, ValueError
         If ``criterion`` or ``mechanism`` is not one of the allowed strings.
 
-    References
-    ----------
-    .. [1] O. Press, N. A. Smith, M. Lewis, "Train Short, Test Long: Attention
-       with Linear Biases Enables Input Length Extrapolation", ICLR 2022
-       (a bias that grows with distance, by design).
-
     Examples
     --------
     >>> criterion_applies("bounded", "bias on the logits"), criterion_applies("bounded", "rotates queries and keys")
@@ -511,8 +509,11 @@ def comparison_markdown(
     >>> enc = method_encoders(d_model=4, n_heads=2)
     >>> table = comparison_markdown({"ALiBi": score_encoding(enc["ALiBi"])}, {"ALiBi": enc["ALiBi"].mechanism},
     ...                             extra_rows={"Trained: works long": {"ALiBi": "yes"}})
-    >>> [table.splitlines()[i] for i in (4, 8, 9)]
-    ['| Bounded | n/a |', '| Offsets are a fixed map | yes (by construction) |', '| Trained: works long | yes |']
+    >>> for i in (4, 8, 9):
+    ...     print(table.splitlines()[i])
+    | Bounded (heuristic) | n/a |
+    | Offsets are a fixed map | yes (by construction) |
+    | Trained: works long | yes |
     """
     grid = checklist_grid(scores, mechanisms)
     methods, resolved = _check_scores(scores, mechanisms)
@@ -536,7 +537,8 @@ def comparison_markdown(
                 cells.append("yes (by construction)")
             else:
                 cells.append(words[float(value)])
-        lines.append(f"| {criterion.name} | " + " | ".join(cells) + " |")
+        name = f"{criterion.name} (heuristic)" if criterion.key in HEURISTIC else criterion.name
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     for name, cells_by_method in (extra_rows or {}).items():
         lines.append(f"| {name} | " + " | ".join(str(cells_by_method.get(m, "—")) for m in methods) + " |")
     return "\n".join(lines)

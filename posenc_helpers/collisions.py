@@ -42,11 +42,10 @@ def collision_scan(omega: float, n_positions: int, reference: int, threshold: fl
     TypeError, ValueError
         If an argument is not of the kind or in the range above.
 
-    References
-    ----------
-    .. [1] I. Niven, "A simple proof that pi is irrational", Bulletin of the
-       American Mathematical Society 53(6), 1947 (why integer positions never
-       collide exactly).
+    Notes
+    -----
+    The scan finds near-collisions only: at a rational ``omega`` such as 1, two
+    integer positions never collide exactly, since that would make pi rational.
 
     Examples
     --------

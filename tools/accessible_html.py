@@ -9,7 +9,10 @@ HTML that Jupyter Book 1 writes is fixed here, once, after the build:
   ("Search Ctrl+K"): the visible text becomes its name;
 - the sidebar's expand buttons (an icon only) get a name: "Sections of <page>";
 - sphinx-exercise and sphinx-proof give every exercise, solution and theorem body
-  the same ``id`` (``exercise-content``, ...): each gets a unique one;
+  the same ``id`` (``exercise-content``, ...): each gets a unique one; any other
+  ``id`` a page repeats (sphinx-proof's ``proof``, the search page's two
+  ``search-input`` fields) keeps its first use and numbers the rest, and
+  sphinx-proof's stylesheet selects proofs by class instead of by ``id``;
 - the bibliography marks its entries with the deprecated role ``doc-biblioentry``
   inside a ``role="list"``: they become list items.
 
@@ -36,6 +39,8 @@ _SIDEBAR_TOGGLE = re.compile(
 )
 _SHARED_IDS = re.compile(r'id="(exercise-content|solution-content|proof-content)"')
 _TAGS = re.compile(r"<[^>]+>")
+_ID = re.compile(r'(<[a-zA-Z][^<>]*?\sid=")([^"]+)(")')
+_PROOF_BY_ID = "div#proof{"  # sphinx-proof's proof.css
 
 
 def _unique_ids(text: str) -> str:
@@ -46,7 +51,17 @@ def _unique_ids(text: str) -> str:
         counts[name] = counts.get(name, 0) + 1
         return f'id="{name}-{counts[name]}"'
 
-    return _SHARED_IDS.sub(number, text)
+    text = _SHARED_IDS.sub(number, text)
+    seen: dict[str, int] = {}
+
+    def renumber_repeats(match: re.Match[str]) -> str:
+        name = match.group(2)
+        seen[name] = seen.get(name, 0) + 1
+        if seen[name] == 1:
+            return match.group(0)
+        return f"{match.group(1)}{name}-{seen[name]}{match.group(3)}"
+
+    return _ID.sub(renumber_repeats, text)
 
 
 def _sidebar_toggle(match: re.Match[str]) -> str:
@@ -72,6 +87,10 @@ def _build_finished(app: Sphinx, exception: Exception | None) -> None:
         repaired = repair(text)
         if repaired != text:
             path.write_text(repaired, encoding="utf-8")
+    proof_css = Path(app.outdir) / "_static" / "proof.css"
+    if proof_css.is_file():  # proofs after the first no longer have id="proof"
+        css = proof_css.read_text(encoding="utf-8")
+        proof_css.write_text(css.replace(_PROOF_BY_ID, "div.proof.admonition{"), encoding="utf-8")
 
 
 def _static_digest() -> str:

@@ -52,6 +52,10 @@ _MATHJAX_SCRIPTS = re.compile(
 )
 
 
+# tools/offline_mathjax.py's stylesheet for inline formulas, linked from every page
+_MATHJAX2_CSS = re.compile(r'\n?[ \t]*<link rel="stylesheet" type="text/css" href="[^"]*_static/mathjax2\.css[^"]*" />')
+
+
 def available() -> str | None:
     """Why math cannot be prerendered here, or None if it can."""
     if shutil.which("node") is None:
@@ -112,7 +116,10 @@ def prerender_site(outdir: Path, seen_file: Path) -> int:
     new = [r for r in requests if r not in seen]
     everything = seen + [r for i, r in enumerate(new) if r not in new[:i]]
     static = outdir / "_static"
-    if not requests and (static / CSS_NAME).exists():
+    if not requests and (static / CSS_NAME).exists():  # an incremental build of pages without math
+        for path, original in pages.items():
+            if _MATHJAX2_CSS.search(original) and "<mjx-container" not in original:
+                path.write_text(_MATHJAX2_CSS.sub("", original), encoding="utf-8")
         return 0
     rendered_all, css = render(everything, FONT_DIR)  # fonts are next to the stylesheet
     seen_file.parent.mkdir(parents=True, exist_ok=True)
@@ -130,7 +137,10 @@ def prerender_site(outdir: Path, seen_file: Path) -> int:
 
     for path, original in pages.items():
         text = _MATHJAX_SCRIPTS.sub("", original)  # no page loads MathJax
-        if _MATH.search(text):
+        if not _MATH.search(text):
+            if "<mjx-container" not in text:  # without a formula, no stylesheet for formulas
+                text = _MATHJAX2_CSS.sub("", text)
+        else:
             text = _MATH.sub(replace_block, text)
             prefix = os.path.relpath(static, path.parent).replace(os.sep, "/")
             link = f'<link rel="stylesheet" type="text/css" href="{prefix}/{CSS_NAME}" />'

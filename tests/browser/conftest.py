@@ -495,6 +495,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         )
     if STATS["axe_pages"]:
         terminalreporter.write_line(
-            f"accessibility: axe-core (WCAG 2.1 A/AA) on {STATS['axe_pages']} pages, light/closed and dark/opened; "
+            f"accessibility: axe-core (WCAG 2.1 A/AA) on {STATS['axe_pages']} pages, "
+            "light and dark, folds closed and opened; "
             f"chapter 05's first solution after {STATS['tabs_to_solution']} presses of Tab"
         )

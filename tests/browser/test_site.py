@@ -100,6 +100,17 @@ _IMAGE_PROBE_JS = """
 }
 """
 
+# Ids the page uses more than once, once its scripts have run (axe-core no longer
+# reports duplicate ids: WCAG 2.2 made 4.1.1 obsolete, but a repeated id still
+# breaks fragment links and label/aria references).
+_DUPLICATE_ID_PROBE_JS = """
+() => {
+  const counts = {};
+  for (const el of document.querySelectorAll("[id]")) counts[el.id] = (counts[el.id] || 0) + 1;
+  return Object.entries(counts).filter(([, n]) => n > 1).map(([id, n]) => `${id} (${n} times)`);
+}
+"""
+
 # Links: every anchor's resolved URL, and which same-page fragments exist.
 _LINK_PROBE_JS = """
 () => [...document.querySelectorAll("a[href], area[href]")].map((a) => a.href)
@@ -324,6 +335,7 @@ def test_page(page_path, fresh_context, visitor, server, link_checker, screensho
         images = page.evaluate(_IMAGE_PROBE_JS)
         stats["images"] += images["total"]
         problems += _listed("image did not load", images["broken"])
+        problems += _listed("id used more than once", page.evaluate(_DUPLICATE_ID_PROBE_JS))
 
         problems += _check_icon(page, link_checker)
         problems += _check_links(page, page.url, server, link_checker, stats)

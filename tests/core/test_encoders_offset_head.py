@@ -195,7 +195,7 @@ def test_checklist_grid_and_markdown_from_hand_made_scores():
     assert lines[0] == "| property | x | y |"
     assert lines[2] == "| *mechanism* | *added to the input* | *bias on the logits* |"
     assert lines[3] == "| Unique | yes | no |"
-    assert lines[4] == "| Bounded | yes | n/a |"
+    assert lines[4] == "| Bounded (heuristic) | yes | n/a |"  # a finite check only suggests a bound
     assert lines[-1] == "| Offsets are a fixed map | no | yes (by construction) |"
     assert "mechanism" not in ph.comparison_markdown(scores)
     extra = ph.comparison_markdown(scores, extra_rows={"measured": {"y": "yes"}}).splitlines()[-1]

@@ -112,6 +112,27 @@ def test_multimodal_rope_of_text_tokens_is_one_dimensional_rope():
     np.testing.assert_allclose(out, apply_rope(x, t, layout="half"), rtol=0, atol=1e-13)
 
 
+def test_multimodal_rope_scores_depend_on_the_three_offsets_only():
+    """The relative property in 3-D: moving query and key by the same (time, row, column)
+    leaves the score; changing the offset on any one axis changes it."""
+    rng = np.random.default_rng(7)
+    q, k = rng.normal(size=(2, 1, 32))
+    sections = (4, 6, 6)
+
+    def score(query_at, key_at):
+        return (
+            multimodal_rope(q, np.array(query_at, float)[:, None], sections)[0]
+            @ multimodal_rope(k, np.array(key_at, float)[:, None], sections)[0]
+        )
+
+    for offset in [(0, 0, 0), (2, -3, 5), (-1, 7, 0)]:
+        scores = [score(np.add(key_at, offset), key_at) for key_at in [(0, 0, 0), (5, 2, 9), (40, 13, 1)]]
+        np.testing.assert_allclose(scores, scores[0], rtol=0, atol=1e-12)
+    base = score((3, 4, 5), (1, 1, 1))
+    for moved in [(4, 4, 5), (3, 5, 5), (3, 4, 6)]:  # one more step on one axis
+        assert abs(score(moved, (1, 1, 1)) - base) > 1e-3
+
+
 def test_multimodal_rope_empty_section_and_integer_input():
     x = np.arange(8).reshape(1, 8)
     out = multimodal_rope(x, np.array([[3.0], [0.0], [5.0]]), (4, 0, 0), layout="interleaved")

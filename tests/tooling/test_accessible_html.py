@@ -65,6 +65,18 @@ def test_shared_ids_become_unique_and_other_ids_stay():
     assert ids == ["exercise-content-1", "solution-content-1", "exercise-content-2", "proof-content-1", "equation-x"]
 
 
+def test_any_repeated_id_keeps_its_first_use_and_numbers_the_rest():
+    page = (
+        '<div class="proof admonition" id="proof"></div><input id="search-input"/>'
+        '<div class="proof admonition" id="proof"></div><p>id="proof" in text</p>'
+        '<input type="search" id="search-input"/><div id="proof"></div><span id="once"></span>'
+    )
+    out = repair(page)
+    ids = re.findall(r'\sid="([^"]*)"', out)
+    assert ids == ["proof", "search-input", "proof-2", "search-input-2", "proof-3", "once"]
+    assert '<p>id="proof" in text</p>' in out  # text that only looks like an attribute stays
+
+
 def test_bibliography_entries_become_list_items():
     page = '<div role="list"><div role="doc-biblioentry" id="a">A.</div><div role="doc-biblioentry">B.</div></div>'
     assert repair(page).count('role="listitem"') == 2

@@ -27,12 +27,15 @@ PAGE = """<html><head>
 </body></html>"""
 
 
+FORMULA_CSS = '\n    <link rel="stylesheet" type="text/css" href="_static/mathjax2.css?v=0568f1a6" />'
+
+
 def _site(tmp_path, body=PAGE):
     (tmp_path / "_static").mkdir()
     (tmp_path / "notebooks").mkdir()
     page = tmp_path / "notebooks" / "page.html"
-    page.write_text(body)
-    head = PAGE.split("<head>")[1].split("</head>")[0]  # the MathJax scripts, and no math
+    page.write_text(body.replace("</head>", FORMULA_CSS.replace("_static", "../_static") + "</head>"))
+    head = PAGE.split("<head>")[1].split("</head>")[0] + FORMULA_CSS  # the MathJax scripts, and no math
     (tmp_path / "plain.html").write_text(f"<html><head>{head}</head></html>")
     return page
 
@@ -47,7 +50,9 @@ def test_formulas_become_html_with_mathml_and_scripts_go(tmp_path):
     assert "<mo>&lt;</mo>" in text  # the escaped TeX was unescaped before rendering
     assert 'display="true"' in text and '<span class="eqno">(1)</span>' in text
     assert 'href="../_static/mathjax-chtml.css"' in text
-    assert "MathJax.js" not in (tmp_path / "plain.html").read_text()  # pages without math too
+    plain = (tmp_path / "plain.html").read_text()
+    assert "MathJax.js" not in plain and "mathjax2.css" not in plain  # pages without math: nothing of it
+    assert "mathjax2.css" in text  # inline formulas keep their layout rules
     assert (tmp_path / "_static" / "mathjax-chtml.css").stat().st_size > 1000
     assert any((tmp_path / "_static" / "mathjax-fonts").glob("*.woff"))
 
@@ -59,6 +64,15 @@ def test_a_second_run_changes_nothing(tmp_path):
     css = (tmp_path / "_static" / "mathjax-chtml.css").read_text()
     assert prerender_math.prerender_site(tmp_path, tmp_path / "seen.json") == 0
     assert page.read_text() == first and (tmp_path / "_static" / "mathjax-chtml.css").read_text() == css
+
+
+def test_an_incremental_build_of_a_page_without_math_drops_the_formula_stylesheet(tmp_path):
+    _site(tmp_path)
+    prerender_math.prerender_site(tmp_path, tmp_path / "seen.json")
+    (tmp_path / "notebooks" / "page.html").write_text("<html><body>no formula</body></html>")
+    (tmp_path / "plain.html").write_text(f"<html><head>{FORMULA_CSS}</head></html>")  # rebuilt by Sphinx
+    assert prerender_math.prerender_site(tmp_path, tmp_path / "seen.json") == 0
+    assert "mathjax2.css" not in (tmp_path / "plain.html").read_text()
 
 
 def test_tex_that_mathjax_cannot_typeset_fails_the_build(tmp_path):
