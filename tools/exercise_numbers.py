@@ -79,17 +79,31 @@ def chapter_numbers(numbers: dict[str, tuple[int, ...]], chapter: int) -> dict[s
     return {node_id: (chapter, place) for place, node_id in enumerate(ordered, start=1)}
 
 
+# Sphinx's own exercise numbers, kept in the environment: Sphinx compares the numbers it
+# assigns with those of the previous build and rewrites every page whose numbers changed,
+# so the previous build's numbers are put back (before Sphinx numbers) as Sphinx made them.
+_SPHINX_NUMBERS = "posenc_sphinx_exercise_numbers"
+
+
+def _restore_sphinx_numbers(app: Sphinx, env: Any) -> list[str]:
+    for docname, numbers in getattr(env, _SPHINX_NUMBERS, {}).items():
+        if "exercise" in env.toc_fignumbers.get(docname, {}):
+            env.toc_fignumbers[docname]["exercise"] = numbers
+    return []
+
+
 def _renumber(app: Sphinx, env: Any) -> list[str]:
-    changed = []
+    """Renumber each chapter's exercises; no page to rewrite beyond those whose numbers
+    Sphinx found changed (the chapter numbers follow from Sphinx's)."""
+    sphinx_numbers = {}
     for docname, kinds in env.toc_fignumbers.items():
         match = _CHAPTER_PAGE.search(docname)
         if match is None or not kinds.get("exercise"):
             continue
-        renumbered = chapter_numbers(kinds["exercise"], int(match.group("number")))
-        if renumbered != kinds["exercise"]:
-            kinds["exercise"] = renumbered
-            changed.append(docname)
-    return changed
+        sphinx_numbers[docname] = kinds["exercise"]
+        kinds["exercise"] = chapter_numbers(kinds["exercise"], int(match.group("number")))
+    setattr(env, _SPHINX_NUMBERS, sphinx_numbers)
+    return []
 
 
 def _accept_enumerator_option() -> None:
@@ -126,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def setup(app: Sphinx) -> dict[str, object]:
     _accept_enumerator_option()
-    # After Sphinx's own numbering (the toctree collector, priority 500).
+    # Around Sphinx's own numbering (the toctree collector, priority 500).
+    app.connect("env-get-updated", _restore_sphinx_numbers, priority=100)
     app.connect("env-get-updated", _renumber, priority=900)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
 

@@ -306,3 +306,23 @@ def test_the_command_line_reaches_every_mode_and_reports_bad_input(tmp_path, arg
     )
     assert result.returncode == 2, result.stderr
     assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_rebuild_sees_the_numbers_sphinx_assigned_so_no_page_is_rewritten_for_them():
+    """Sphinx rewrites every page whose numbers differ from the previous build's: the
+    environment must hold Sphinx's numbers when Sphinx compares, and ours after."""
+    from types import SimpleNamespace
+
+    from tools.exercise_numbers import _renumber, _restore_sphinx_numbers
+
+    def sphinx_numbering():  # what the toctree collector assigns, every build
+        return {"notebooks/04_x": {"exercise": {"b": (11,), "a": (12,)}, "figure": {"f": (4, 1)}}, "book/intro": {}}
+
+    env = SimpleNamespace(toc_fignumbers=sphinx_numbering())
+    assert _renumber(None, env) == []
+    assert env.toc_fignumbers["notebooks/04_x"]["exercise"] == {"b": (4, 1), "a": (4, 2)}
+    # the next build: numbers put back before Sphinx compares, so nothing differs
+    assert _restore_sphinx_numbers(None, env) == []
+    assert env.toc_fignumbers == sphinx_numbering()
+    _renumber(None, env)
+    assert env.toc_fignumbers["notebooks/04_x"]["exercise"] == {"b": (4, 1), "a": (4, 2)}
