@@ -186,7 +186,12 @@ class PositionReport:
         if self.layer_counts:
             kinds = ", ".join(f"{count} {kind}" for kind, count in self.layer_counts.items())
             lines.append(f"- Layers: {kinds}.")
-        if self.sliding_window is not None:
+        if self.sliding_window is not None and self.sliding_window >= self.extended_context:
+            lines.append(
+                f"- A sliding window of {self.sliding_window} tokens is set, no shorter than the longest "
+                f"context ({self.extended_context}): every layer sees every earlier token."
+            )
+        elif self.sliding_window is not None:
             lines.append(f"- Sliding-window layers attend to the last {self.sliding_window} tokens.")
         if self.local_base is not None:
             lines.append(f"- Local (sliding-window) layers use RoPE base {self.local_base:g}, without rescaling.")
@@ -725,8 +730,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        0 on success; 1 when the file cannot be read or describes no usable
-        RoPE (the reason goes to stderr); 2 for a wrong number of arguments.
+        0 on success (and for ``-h`` or ``--help``, which print the usage); 1
+        when the file cannot be read or describes no usable RoPE (the reason
+        goes to stderr); 2 for a wrong number of arguments.
 
     Raises
     ------
@@ -742,9 +748,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     0
     """
     args = list(sys.argv[1:] if argv is None else argv)
+    usage = (
+        "usage: python -m posenc_helpers.configs CONFIG_JSON_OR_MODEL\n"
+        "Explain the positions of a Hugging Face config.json, or of a shipped model:\n"
+        f"  {', '.join(shipped_configs())}"
+    )
+    if args in (["-h"], ["--help"]):
+        print(usage)
+        return 0
     if len(args) != 1 or not isinstance(args[0], str):
-        print("usage: python -m posenc_helpers.configs CONFIG_JSON_OR_MODEL", file=sys.stderr)
-        print(f"shipped models: {', '.join(shipped_configs())}", file=sys.stderr)
+        print(usage, file=sys.stderr)
         return 2
     target = args[0]
     shipped = shipped_configs()

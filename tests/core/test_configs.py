@@ -1,5 +1,6 @@
 """describe(): a model config's position story, against values worked out by hand."""
 
+import datetime
 import json
 import math
 
@@ -16,7 +17,7 @@ SHIPPED = shipped_configs()
 def test_every_shipped_config_describes(key):
     entry = SHIPPED[key]
     assert entry["config_url"].startswith("https://huggingface.co/") and entry["config_url"].endswith("config.json")
-    assert entry["read_on"] == "2026-11-23" and entry["source"]
+    assert datetime.date.fromisoformat(entry["read_on"]) >= datetime.date(2026, 11, 23) and entry["source"]
     report = describe(entry["config"], name=entry["name"])
     assert report.inv_freq.shape == (report.rotary_dim // 2,)
     assert np.all(np.isfinite(report.inv_freq)) and np.all(report.inv_freq > 0)
@@ -207,6 +208,32 @@ def test_longrope_attention_factor_by_hand():
     assert report.attention_factor == pytest.approx(math.sqrt(1 + math.log(32) / math.log(4096)), rel=1e-14)
 
 
+def test_phi35_mini_longrope_by_hand():
+    # head_dim 3072 / 32 = 96: 48 pairs, each with its own factor; s = 131072 / 4096 = 32.
+    entry = SHIPPED["phi-3.5-mini-instruct"]
+    scaling = entry["config"]["rope_scaling"]
+    long_factor, short_factor = scaling["long_factor"], scaling["short_factor"]
+    assert len(long_factor) == len(short_factor) == 48
+    assert (short_factor[0], short_factor[-1], long_factor[0], long_factor[-1]) == (
+        1.0,
+        2.8399994373321533,
+        1.0800000429153442,
+        64.83999633789062,
+    )
+    report = describe(entry["config"], name=entry["name"])
+    assert (report.head_dim, report.rotary_dim, report.factor) == (96, 96, 32.0)
+    assert (report.trained_context, report.extended_context) == (4096, 131072)
+    assert report.attention_factor == pytest.approx(math.sqrt(17 / 12), rel=1e-15)  # 1 + 5/12
+    # at the longest context the long factors divide theta_i = 10000^(-2i/96), pair by pair
+    assert report.inv_freq[0] == pytest.approx(1 / 1.0800000429153442, rel=1e-15)
+    assert report.inv_freq[47] == pytest.approx(10000.0 ** (-94 / 96) / 64.83999633789062, rel=1e-13)
+    # no pair keeps its frequency (the smallest long factor is 1.08); the factors of pairs 20 on reach 32
+    assert report.kept.size == 0
+    assert report.interpolated.tolist() == [i for i, f in enumerate(long_factor) if f >= 32]
+    assert report.interpolated.tolist() == list(range(20, 48))
+    assert "no shorter than the longest context (131072)" in report.to_text()  # window 262144
+
+
 def test_old_type_key_and_v5_rope_parameters_agree():
     old = {**_plain(max_len=4096), "rope_scaling": {"type": "linear", "factor": 4.0}}
     new = {
@@ -311,6 +338,10 @@ def test_cli_rejects_malformed_files(tmp_path, capsys):
     assert "rope_type" in capsys.readouterr().err
     assert configs.main([]) == 2
     assert "usage" in capsys.readouterr().err
+    for flag in ("-h", "--help"):  # help is asked for, not a file called --help
+        assert configs.main([flag]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith("usage: python -m posenc_helpers.configs") and "phi-3.5-mini-instruct" in out
 
 
 def test_module_runs_as_a_script():
