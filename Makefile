@@ -155,15 +155,15 @@ test-course: $(STAMP)
 # Every page of the built site in Chromium: console errors, failed or third-party
 # requests, unrendered math, broken images and links, search, a few interactions,
 # light and dark mode. Skipped (with a message) without Chromium; a failure then
-# with POSENC_REQUIRE_BROWSER=1, as CI sets it. make test saves no screenshots;
-# make test-browser saves full-page ones of every chapter in _build/screenshots.
+# with POSENC_REQUIRE_BROWSER=1, as CI sets it. Both save phone screenshots and a
+# printed chapter in _build/screenshots; make test-browser also full-page ones.
 test-browser: $(STAMP)
 	$(MAKE) --no-print-directory book-only
 	$(MAKE) --no-print-directory browser-only
 
 _book-then-browser: $(STAMP)
 	$(MAKE) --no-print-directory book-only
-	POSENC_SCREENSHOTS=none $(MAKE) --no-print-directory browser-only
+	POSENC_FULL_PAGE_SCREENSHOTS=0 $(MAKE) --no-print-directory browser-only
 
 browser-only:
 	$(PY) -m pytest tests/browser -q -rs -p no:nbval --confcutdir=tests/browser

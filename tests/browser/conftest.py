@@ -6,10 +6,14 @@ Makefile target does that first). Environment variables:
 ``POSENC_SITE``
     folder of the built site (default: ``<repo>/_build/html``).
 ``POSENC_SCREENSHOTS``
-    where chapter screenshots go (default: ``<repo>/_build/screenshots``);
-    ``none`` checks light and dark mode on every chapter without saving
-    full-page screenshots (``make test`` does this: they take a third of the
-    suite's time and nobody looks at them there).
+    where the suite's artefacts go (default: ``<repo>/_build/screenshots``): every
+    chapter at phone width (``<chapter>-phone.png``), chapter 05 printed to PDF,
+    and full-page light and dark screenshots of every chapter; ``none`` saves
+    nothing.
+``POSENC_FULL_PAGE_SCREENSHOTS=0``
+    checks light and dark mode on every chapter without saving the full-page
+    screenshots (``make test`` does this: they take a third of the suite's time);
+    the phone screenshots and the PDF are still saved.
 ``POSENC_REQUIRE_BROWSER=1``
     a missing Chromium is a failure instead of a skip (set it in CI).
 
@@ -46,6 +50,7 @@ REPO = Path(__file__).resolve().parents[2]
 SITE = Path(os.environ.get("POSENC_SITE") or REPO / "_build" / "html").resolve()
 _SCREENSHOTS_SETTING = os.environ.get("POSENC_SCREENSHOTS") or str(REPO / "_build" / "screenshots")
 SCREENSHOTS = None if _SCREENSHOTS_SETTING == "none" else Path(_SCREENSHOTS_SETTING).resolve()
+FULL_PAGE_SCREENSHOTS = SCREENSHOTS is not None and os.environ.get("POSENC_FULL_PAGE_SCREENSHOTS", "1") != "0"
 
 VIEWPORT = {"width": 1280, "height": 900}
 TIMEOUT_MS = 30_000  # per action / wait: generous, for a loaded CI machine; pages need 1-5 s
@@ -470,10 +475,16 @@ def stats() -> dict[str, int]:
 
 @pytest.fixture(scope="session")
 def screenshot_dir() -> Path | None:
-    """Where chapter screenshots go; None when ``POSENC_SCREENSHOTS=none``."""
+    """Where the suite's artefacts go; None when ``POSENC_SCREENSHOTS=none``."""
     if SCREENSHOTS is not None:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
+
+
+@pytest.fixture(scope="session")
+def full_page_dir(screenshot_dir) -> Path | None:
+    """Where full-page chapter screenshots go; None when they are not wanted."""
+    return screenshot_dir if FULL_PAGE_SCREENSHOTS else None
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -486,7 +497,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         f"browser suite: checked {STATS['pages']} pages of {SITE} "
         f"({STATS['math']} math elements, {STATS['images']} images, {STATS['links']} internal links "
         f"to {STATS['targets']} targets, {STATS['downloads']} .ipynb downloads), "
-        + (f"{STATS['screenshots']} screenshots in {SCREENSHOTS}, " if SCREENSHOTS else "no screenshots, ")
+        + (
+            f"artefacts ({STATS['screenshots']} full-page screenshots, phone screenshots, a PDF) in {SCREENSHOTS}, "
+            if SCREENSHOTS
+            else "no artefacts, "
+        )
         + f"{time.monotonic() - _START:.1f} s"
     )
     if STATS.get("heaviest"):

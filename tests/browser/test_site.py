@@ -315,7 +315,7 @@ def _save_screenshots(page, page_path: str, screenshot_dir: Path | None, stats) 
 # --------------------------------------------------------------------------- every page
 
 
-def test_page(page_path, fresh_context, visitor, server, link_checker, screenshot_dir, stats):
+def test_page(page_path, fresh_context, visitor, server, link_checker, full_page_dir, stats):
     """Open one page as a first-time reader and check everything, offline;
     save light and dark screenshots of every chapter."""
     page, visit = visitor.open(fresh_context, page_path)
@@ -343,7 +343,7 @@ def test_page(page_path, fresh_context, visitor, server, link_checker, screensho
         problems += _check_download_buttons(page, stats)
 
         if page_path.startswith("notebooks/"):  # a chapter
-            problems += _save_screenshots(page, page_path, screenshot_dir, stats)
+            problems += _save_screenshots(page, page_path, full_page_dir, stats)
     finally:
         page.close()
     stats["pages"] += 1
