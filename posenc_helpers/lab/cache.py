@@ -8,9 +8,9 @@ of this lab and the versions of Python, numpy, JAX, jaxlib and optax. A run whos
 key is already there is read back instead of trained, with the same weights, losses
 and recorded training time. Unset (the default), nothing is stored or read.
 
-``make test`` sets it for the course tests only: they run chapter 11 twice, as the
+The course tests (``tests/course``) set it: they run chapter 11 twice, as the
 student's copy and as the instructor's, and the second run needs no new training.
-The notebook tests always train. The files are Python pickles: point the variable
+The notebook tests never set it and always train. The files are Python pickles: point the variable
 only at a folder you made.
 """
 
