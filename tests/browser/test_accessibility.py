@@ -108,6 +108,37 @@ _FOCUSED_JS = """
 """
 
 
+# Every control the page shows, focused as the keyboard would (the page is in keyboard
+# modality after one Tab, so :focus-visible applies to script focus too): each must
+# draw a ring, on itself or on a child.
+_EVERY_CONTROL_FOCUS_JS = """
+() => {
+  const ringed = (node) => {
+    const style = getComputedStyle(node);
+    return (style.outlineStyle !== "none" && parseFloat(style.outlineWidth) > 0)
+      || (!!style.boxShadow && style.boxShadow !== "none");
+  };
+  const name = (el) => el.tagName.toLowerCase() + " "
+    + (el.getAttribute("aria-label") || el.innerText || el.getAttribute("href") || "")
+        .replace(/\\s+/g, " ").trim().slice(0, 40);
+  const controls = [...document.querySelectorAll(
+    "a[href], button, summary, input, select, textarea, [tabindex]")]
+    .filter((el) => el.tabIndex >= 0 && !el.disabled && el.getClientRects().length > 0
+      && getComputedStyle(el).visibility !== "hidden");
+  const missing = [];
+  let focused = 0;
+  for (const el of controls) {
+    el.focus({preventScroll: true});
+    if (document.activeElement !== el) continue;
+    focused += 1;
+    if (!(ringed(el) || [...el.children].some(ringed))) missing.push(name(el));
+  }
+  document.activeElement && document.activeElement.blur && document.activeElement.blur();
+  return {focused, missing};
+}
+"""
+
+
 @pytest.fixture(scope="session")
 def axe_script() -> str:
     if not AXE.is_file():
@@ -125,9 +156,10 @@ def _violations(page, axe_script: str) -> list[str]:
     return [f"{v['id']} ({v['impact']}, {v['count']} nodes): " + " | ".join(v["nodes"]) for v in found]
 
 
-def _check_states(page_path, new_context, visitor, axe_script) -> list[str]:
+def _check_states(page_path, new_context, visitor, axe_script, stats) -> list[str]:
     """axe-core in light and in dark mode, each with the folds closed and then opened
-    (one page load per mode); the tab-order and button-name probes once, light and closed."""
+    (one page load per mode); the tab-order, button-name and focus-ring probes once,
+    light and closed."""
     problems = []
     for mode in ("light", "dark"):
         page, visit = visitor.open(new_context(mode), page_path, wait_for_images=False)
@@ -146,6 +178,12 @@ def _check_states(page_path, new_context, visitor, axe_script) -> list[str]:
                 names = page.evaluate(_FOLD_BUTTON_NAMES_JS)
                 repeated = sorted({n for n in names if names.count(n) > 1})
                 problems += [f"{mode} mode: several fold buttons are named {n!r}" for n in repeated]
+                page.keyboard.press("Tab")  # keyboard modality, as a reader who tabs
+                focus = page.evaluate(_EVERY_CONTROL_FOCUS_JS)
+                stats["focused_controls"] += focus["focused"]
+                if not focus["focused"]:
+                    problems.append(f"{mode} mode: no control could be focused")
+                problems += [f"{mode} mode: no visible focus on {m}" for m in focus["missing"]]
             left = page.evaluate(_OPEN_ALL_JS)
             if left["folded"] or left["closed"]:
                 problems.append(f"{mode} mode: {left} still folded after opening everything")
@@ -158,14 +196,14 @@ def _check_states(page_path, new_context, visitor, axe_script) -> list[str]:
 
 def test_wcag_21_aa(page_path, new_context, visitor, axe_script, stats):
     """No axe-core violation of WCAG 2.1 A/AA in light and dark mode, folds closed and opened."""
-    problems = _check_states(page_path, new_context, visitor, axe_script)
+    problems = _check_states(page_path, new_context, visitor, axe_script, stats)
     stats["axe_pages"] += 1
     assert not problems, f"{page_path}: {len(problems)} accessibility problems:\n  " + "\n  ".join(problems)
 
 
 def test_wcag_21_aa_search_results(new_context, visitor, axe_script, stats):
     """The search page with results (its own page: the per-page tests leave it out)."""
-    problems = _check_states("search.html?q=rotation", new_context, visitor, axe_script)
+    problems = _check_states("search.html?q=rotation", new_context, visitor, axe_script, stats)
     stats["axe_pages"] += 1
     assert not problems, "search results:\n  " + "\n  ".join(problems)
 
