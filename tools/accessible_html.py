@@ -8,11 +8,11 @@ HTML that Jupyter Book 1 writes is fixed here, once, after the build:
 - the search button's ``aria-label`` ("Search") does not contain its visible text
   ("Search Ctrl+K"): the visible text becomes its name;
 - the sidebar's expand buttons (an icon only) get a name: "Sections of <page>";
-- sphinx-exercise and sphinx-proof give every exercise, solution and theorem body
-  the same ``id`` (``exercise-content``, ...): each gets a unique one; any other
-  ``id`` a page repeats (sphinx-proof's ``proof``, the search page's two
-  ``search-input`` fields) keeps its first use and numbers the rest, and
-  sphinx-proof's stylesheet selects proofs by class instead of by ``id``;
+- an ``id`` a page repeats (sphinx-exercise and sphinx-proof give every exercise,
+  solution, theorem and proof body the same one: ``exercise-content``, ``proof``,
+  ...; the search page has two ``search-input`` fields) keeps its first use and
+  numbers the rest, and sphinx-proof's stylesheet selects proofs by class instead
+  of by ``id``;
 - the bibliography marks its entries with the deprecated role ``doc-biblioentry``
   inside a ``role="list"``: they become list items.
 
@@ -37,21 +37,12 @@ _SEARCH_BUTTON = re.compile(r'(<button class="btn search-button-field[^"]*"[^>]*
 _SIDEBAR_TOGGLE = re.compile(
     r'(<a class="[^"]*\breference internal[^"]*" href="[^"]*">((?:(?!</a>).)*)</a>)(<details[^>]*>)<summary>', re.S
 )
-_SHARED_IDS = re.compile(r'id="(exercise-content|solution-content|proof-content)"')
 _TAGS = re.compile(r"<[^>]+>")
 _ID = re.compile(r'(<[a-zA-Z][^<>]*?\sid=")([^"]+)(")')
 _PROOF_BY_ID = "div#proof{"  # sphinx-proof's proof.css
 
 
 def _unique_ids(text: str) -> str:
-    counts: dict[str, int] = {}
-
-    def number(match: re.Match[str]) -> str:
-        name = match.group(1)
-        counts[name] = counts.get(name, 0) + 1
-        return f'id="{name}-{counts[name]}"'
-
-    text = _SHARED_IDS.sub(number, text)
     seen: dict[str, int] = {}
 
     def renumber_repeats(match: re.Match[str]) -> str:

@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tools.exercise_numbers import exercise_numbers
+from tools.exercise_numbers import DIRECTIVE_FENCE, cell_source, exercise_numbers
 from tools.nbtools import repository_setting
 from tools.release import package_version
 
@@ -74,21 +74,22 @@ CODE_STUB = "# (your code)"
 TEXT_STUB = "*Write your answer here.*"
 ANSWER_PROMPT = "*Your answer (a few sentences):*"  # what a written answer cell holds in the book
 
-_FENCE = r"(?P<fence>`{3,}|:{3,})"
 _EXERCISE_START = re.compile(
-    r"^" + _FENCE + r"\{exercise-start\}[^\n]*\n(?P<options>(?:[ \t]*:[\w-]+:[^\n]*\n)*)(?P=fence)[ \t]*(?:\n|$)",
+    r"^"
+    + DIRECTIVE_FENCE
+    + r"\{exercise-start\}[^\n]*\n(?P<options>(?:[ \t]*:[\w-]+:[^\n]*\n)*)(?P=fence)[ \t]*(?:\n|$)",
     re.MULTILINE,
 )
-_EXERCISE_END = re.compile(r"^" + _FENCE + r"\{exercise-end\}[^\n]*\n(?P=fence)[ \t]*(?:\n|$)", re.MULTILINE)
+_EXERCISE_END = re.compile(r"^" + DIRECTIVE_FENCE + r"\{exercise-end\}[^\n]*\n(?P=fence)[ \t]*(?:\n|$)", re.MULTILINE)
 _EXERCISE_DIRECTIVE = re.compile(
-    r"^" + _FENCE + r"\{exercise\}[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*(?:\n|$)", re.MULTILINE | re.DOTALL
+    r"^" + DIRECTIVE_FENCE + r"\{exercise\}[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*(?:\n|$)", re.MULTILINE | re.DOTALL
 )
 _SOLUTION_DIRECTIVE = re.compile(
-    r"^" + _FENCE + r"\{solution\}[ \t]*(?P<label>\S*)[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*(?:\n|$)",
+    r"^" + DIRECTIVE_FENCE + r"\{solution\}[ \t]*(?P<label>\S*)[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*(?:\n|$)",
     re.MULTILINE | re.DOTALL,
 )
-_SOLUTION_START = re.compile(r"^" + _FENCE + r"\{solution-start\}[ \t]*(?P<label>\S+)[^\n]*\n", re.MULTILINE)
-_SOLUTION_END = re.compile(r"^" + _FENCE + r"\{solution-end\}[^\n]*\n(?P=fence)[ \t]*(?:\n|$)", re.MULTILINE)
+_SOLUTION_START = re.compile(r"^" + DIRECTIVE_FENCE + r"\{solution-start\}[ \t]*(?P<label>\S+)[^\n]*\n", re.MULTILINE)
+_SOLUTION_END = re.compile(r"^" + DIRECTIVE_FENCE + r"\{solution-end\}[^\n]*\n(?P=fence)[ \t]*(?:\n|$)", re.MULTILINE)
 _OPTION = re.compile(r"^[ \t]*:(?P<key>[\w-]+):[ \t]*(?P<value>[^\n]*)$", re.MULTILINE)
 _CHAPTER = re.compile(r"^(?P<number>\d\d)_")
 
@@ -99,11 +100,6 @@ class Solutions:
 
     code: dict[str, list[str]] = field(default_factory=dict)
     words: dict[str, list[str]] = field(default_factory=dict)
-
-
-def _source(cell: dict[str, Any]) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
 
 
 def _nbgrader(cell: dict[str, Any]) -> dict[str, Any]:
@@ -142,7 +138,7 @@ def split_solutions(cells: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], 
     solutions = Solutions()
     current: str | None = None
     for cell in cells:
-        text = _source(cell)
+        text = cell_source(cell)
         if cell["cell_type"] == "code":
             if current is not None:
                 solutions.code.setdefault(current, []).append(text)
@@ -213,7 +209,7 @@ _BIB_FIELD = r"\b{}\s*=\s*\{{(?P<value>(?:[^{{}}]|\{{[^{{}}]*\}})*)\}}"
 
 
 _PRF_DIRECTIVE = re.compile(
-    r"^" + _FENCE + r"\{prf:(?P<kind>\w+)\}[ \t]*(?P<title>[^\n]*)\n(?P<body>.*?)^(?P=fence)[ \t]*(?:\n|$)",
+    r"^" + DIRECTIVE_FENCE + r"\{prf:(?P<kind>\w+)\}[ \t]*(?P<title>[^\n]*)\n(?P<body>.*?)^(?P=fence)[ \t]*(?:\n|$)",
     re.MULTILINE | re.DOTALL,
 )
 _PRF_ROLE = re.compile(r"\{prf:ref\}`(?:(?P<text>[^`<]*?)\s*<(?P<target>[^`>]+)>|(?P<bare>[^`]+))`")
@@ -226,7 +222,7 @@ def statement_numbers(cells: list[dict[str, Any]]) -> dict[str, str]:
     for cell in cells:
         if cell["cell_type"] != "markdown":
             continue
-        for match in _PRF_DIRECTIVE.finditer(_source(cell)):
+        for match in _PRF_DIRECTIVE.finditer(cell_source(cell)):
             kind = match.group("kind")
             label = _options(match.group("body")).get("label")
             if kind == "proof" or not label:
@@ -252,7 +248,7 @@ def equation_numbers(cells: list[dict[str, Any]]) -> dict[str, int]:
     numbers: dict[str, int] = {}
     for cell in cells:
         if cell["cell_type"] == "markdown":
-            for match in _EQUATION_LABEL.finditer(_source(cell)):
+            for match in _EQUATION_LABEL.finditer(cell_source(cell)):
                 numbers.setdefault(match.group("label"), len(numbers) + 1)
     return numbers
 
@@ -369,7 +365,7 @@ def course_notebook(nb: dict[str, Any], chapter: int) -> dict[str, Any]:
     citations = citation_labels()
     for cell in cells:
         meta = _nbgrader(cell)
-        text = _source(cell)
+        text = cell_source(cell)
         if cell["cell_type"] == "markdown":
             text = plain_markdown(text, equations, citations, statements)
             cell["source"] = text
@@ -401,8 +397,10 @@ def course_notebook(nb: dict[str, Any], chapter: int) -> dict[str, Any]:
         if cell["cell_type"] == "code":
             cell["outputs"], cell["execution_count"] = [], None
         elif not _nbgrader(cell):
-            cell["source"] = re.sub(r"\n{3,}", "\n\n", _source(cell)).strip("\n") + "\n"
-    nb["cells"] = [cell for cell in cells if cell["cell_type"] == "code" or _source(cell).strip() or _nbgrader(cell)]
+            cell["source"] = re.sub(r"\n{3,}", "\n\n", cell_source(cell)).strip("\n") + "\n"
+    nb["cells"] = [
+        cell for cell in cells if cell["cell_type"] == "code" or cell_source(cell).strip() or _nbgrader(cell)
+    ]
     return nb
 
 
@@ -626,13 +624,15 @@ def otter_notebook(book_nb: dict[str, Any], chapter: int) -> dict[str, Any]:
         meta = _nbgrader(cell)
         grade_id = str(meta.get("grade_id", ""))
         label = re.sub(r"-(answer|setup|words)$", "", grade_id)
-        text = _source(cell)
+        text = cell_source(cell)
         plain = copy.deepcopy(cell)
         plain["metadata"] = {k: v for k, v in cell.get("metadata", {}).items() if k not in ("nbgrader", "exercise")}
         if (
             meta
             and grade_id in (f"{label}-setup", f"{label}-answer")
-            and not any(_source(c).startswith("# BEGIN QUESTION") and f"name: {label}\n" in _source(c) for c in cells)
+            and not any(
+                cell_source(c).startswith("# BEGIN QUESTION") and f"name: {label}\n" in cell_source(c) for c in cells
+            )
         ):
             prompt = cells.pop() if cells and cells[-1]["cell_type"] == "markdown" else None
             points = next(

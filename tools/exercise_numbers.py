@@ -26,16 +26,19 @@ from typing import Any
 from sphinx.application import Sphinx
 
 _CHAPTER_PAGE = re.compile(r"(?:^|/)(?P<number>\d\d)_[^/]*$")
-_FENCE = r"(?P<fence>`{3,}|:{3,})"
+#: The opening fence of a MyST directive, backticks or colons (``(?P=fence)`` closes it).
+DIRECTIVE_FENCE = r"(?P<fence>`{3,}|:{3,})"
 # An exercise directive's opening line and its options (the label among them).
 _EXERCISE_HEAD = re.compile(
-    r"^" + _FENCE + r"\{(?:exercise|exercise-start)\}[^\n]*\n(?P<options>(?:[ \t]*:[\w-]+:[^\n]*\n)*)", re.MULTILINE
+    r"^" + DIRECTIVE_FENCE + r"\{(?:exercise|exercise-start)\}[^\n]*\n(?P<options>(?:[ \t]*:[\w-]+:[^\n]*\n)*)",
+    re.MULTILINE,
 )
 _LABEL = re.compile(r"^[ \t]*:label:[ \t]*(?P<label>\S+)", re.MULTILINE)
 _ENUMERATOR = re.compile(r"^[ \t]*:enumerator:[^\n]*\n", re.MULTILINE)
 
 
-def _source(cell: dict[str, Any]) -> str:
+def cell_source(cell: dict[str, Any]) -> str:
+    """A notebook cell's source as one string (nbformat stores a string or a list of lines)."""
     source = cell.get("source", "")
     return "".join(source) if isinstance(source, list) else str(source)
 
@@ -46,7 +49,7 @@ def exercise_numbers(cells: list[dict[str, Any]], chapter: int) -> dict[str, str
     for cell in cells:
         if cell.get("cell_type") != "markdown":
             continue
-        for head in _EXERCISE_HEAD.finditer(_source(cell)):
+        for head in _EXERCISE_HEAD.finditer(cell_source(cell)):
             label = _LABEL.search(head.group("options"))
             if label and label.group("label") not in numbers:
                 numbers[label.group("label")] = f"{chapter}.{len(numbers) + 1}"
@@ -68,7 +71,7 @@ def with_enumerators(cells: list[dict[str, Any]], chapter: int) -> list[dict[str
     out = []
     for cell in cells:
         if cell.get("cell_type") == "markdown":
-            cell = {**cell, "source": _EXERCISE_HEAD.sub(number, _source(cell))}
+            cell = {**cell, "source": _EXERCISE_HEAD.sub(number, cell_source(cell))}
         out.append(cell)
     return out
 

@@ -104,6 +104,10 @@ def prerender_site(outdir: Path, seen_file: Path) -> int:
     folder (kept in ``seen_file``) are rendered for it, not only the new ones.
     """
     pages = {path: path.read_text(encoding="utf-8") for path in sorted(outdir.rglob("*.html"))}
+    for path, text in pages.items():  # a page without a formula needs no stylesheet for formulas
+        if _MATHJAX2_CSS.search(text) and not _MATH.search(text) and "<mjx-container" not in text:
+            pages[path] = _MATHJAX2_CSS.sub("", text)
+            path.write_text(pages[path], encoding="utf-8")
     requests: list[dict[str, object]] = []
     for text in pages.values():
         for block in _MATH.finditer(text):
@@ -116,10 +120,7 @@ def prerender_site(outdir: Path, seen_file: Path) -> int:
     new = [r for r in requests if r not in seen]
     everything = seen + [r for i, r in enumerate(new) if r not in new[:i]]
     static = outdir / "_static"
-    if not requests and (static / CSS_NAME).exists():  # an incremental build of pages without math
-        for path, original in pages.items():
-            if _MATHJAX2_CSS.search(original) and "<mjx-container" not in original:
-                path.write_text(_MATHJAX2_CSS.sub("", original), encoding="utf-8")
+    if not requests and (static / CSS_NAME).exists():
         return 0
     rendered_all, css = render(everything, FONT_DIR)  # fonts are next to the stylesheet
     seen_file.parent.mkdir(parents=True, exist_ok=True)
@@ -137,10 +138,7 @@ def prerender_site(outdir: Path, seen_file: Path) -> int:
 
     for path, original in pages.items():
         text = _MATHJAX_SCRIPTS.sub("", original)  # no page loads MathJax
-        if not _MATH.search(text):
-            if "<mjx-container" not in text:  # without a formula, no stylesheet for formulas
-                text = _MATHJAX2_CSS.sub("", text)
-        else:
+        if _MATH.search(text):
             text = _MATH.sub(replace_block, text)
             prefix = os.path.relpath(static, path.parent).replace(os.sep, "/")
             link = f'<link rel="stylesheet" type="text/css" href="{prefix}/{CSS_NAME}" />'

@@ -164,17 +164,18 @@ def test_bad_input_is_rejected_with_a_helpful_message(call, exception, words):
         assert word in message, f"{word!r} not in {message!r}"
 
 
+_PUBLIC_FUNCTIONS = {name: getattr(ph, name) for name in ph.__all__ if inspect.isfunction(getattr(ph, name))}
+_NAME_OF_CODE = {inspect.unwrap(function).__code__: name for name, function in _PUBLIC_FUNCTIONS.items()}
+
+
 def _function_that_refused(call, exception: type[Exception]) -> str | None:
     """The public function the case called and that raised: the frame right after the case's own."""
-    public = {
-        inspect.unwrap(getattr(ph, name)).__code__: name for name in ph.__all__ if inspect.isfunction(getattr(ph, name))
-    }
     try:
         call()
     except exception as error:
         codes = [frame.f_code for frame, _ in traceback.walk_tb(error.__traceback__)]
         callee = codes.index(call.__code__) + 1
-        return public.get(codes[callee]) if callee < len(codes) else None
+        return _NAME_OF_CODE.get(codes[callee]) if callee < len(codes) else None
     return None
 
 
@@ -182,11 +183,8 @@ def test_every_public_function_is_covered():
     """Every public function refuses at least one bad input itself (found from where the
     error was raised, not from the names a case mentions)."""
     covered = {_function_that_refused(call, exception) for call, exception, _ in ALL_CASES}
-    functions = {
-        name
-        for name in ph.__all__
-        if inspect.isfunction(getattr(ph, name)) and inspect.signature(getattr(ph, name)).parameters
-    }  # a function without parameters (shipped_configs) has nothing to refuse
+    # a function without parameters (shipped_configs) has nothing to refuse
+    functions = {name for name, function in _PUBLIC_FUNCTIONS.items() if inspect.signature(function).parameters}
     assert functions <= covered, sorted(functions - covered)
 
 
