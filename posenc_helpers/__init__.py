@@ -14,6 +14,7 @@ module                          idea
 :mod:`.rope_analysis`           RoPE's matrix, layout permutation, decay bound
 :mod:`.rope_2d`                 RoPE with several position axes: 2-D axial RoPE, M-RoPE
 :mod:`.long_context`            RoPE frequency rescaling (PI, NTK, dynamic, YaRN, llama3, LongRoPE)
+:mod:`.base_bound`              Men et al.'s criterion for the RoPE base, unrotated features included
 :mod:`.alibi`                   linear attention biases
 :mod:`.relative`                T5 relative-position buckets
 :mod:`.learned`                 learned absolute tables, Shaw's clipped relative vectors
@@ -30,6 +31,7 @@ module                          idea
 
 from .alibi import alibi_bias, alibi_bias_shifted, alibi_slopes
 from .attention import scaled_dot_product_attention, softmax
+from .base_bound import first_negative_distance, men_criterion, smallest_passing_base
 from .checklist import (
     BY_CONSTRUCTION,
     CHECKLIST,
@@ -91,6 +93,9 @@ __all__ = [
     "multimodal_rope",
     "scaled_rope_frequencies",
     "unseen_angle_pairs",
+    "men_criterion",
+    "first_negative_distance",
+    "smallest_passing_base",
     "round_to_bfloat16",
     "round_to_precision",
     "rope_angles",

@@ -14,7 +14,7 @@ strings of Hugging Face ``transformers`` configs where one exists.
     unchanged and the slowest pair is slowed by exactly ``s``.
 ``"dynamic"``  (dynamic NTK, emozilla 2023; Hugging Face ``"dynamic"``)
     NTK-aware scaling recomputed for the current length ``n``: nothing changes
-    up to the trained length ``L``; past it the base becomes
+    up to the anchor length ``L``; past it the base becomes
     ``base * (s*n/L - (s - 1))**(d / (d - 2))``.
 ``"yarn"``  (Peng et al., ICLR 2024)
     pairs that turn many times within the original context keep their
@@ -27,9 +27,15 @@ strings of Hugging Face ``transformers`` configs where one exists.
     ``L / low_freq_factor`` are divided by ``s``, and in between the frequency
     is blended smoothly in ``L / wavelength``. Logits are not rescaled.
 ``"longrope"``  (Ding et al. 2024; Phi-3)
-    one searched factor per pair: ``short_factor`` up to the trained length,
-    ``long_factor`` beyond it, each dividing that pair's frequency; logits are
-    scaled by ``sqrt(1 + ln(s) / ln(L))``.
+    one searched factor per pair: ``short_factor`` up to the anchor length
+    ``L``, ``long_factor`` beyond it, each dividing that pair's frequency;
+    logits are scaled by ``sqrt(1 + ln(s) / ln(L))``. The switch happens at
+    run time, once, so (like dynamic NTK) it is not a fixed rule: keys cached
+    before it were rotated with the short factors.
+
+``L`` (``original_max_len``) is the length the rule is anchored to, Hugging
+Face's ``original_max_position_embeddings``: the context of the model being
+extended, not necessarily the length the released model was trained on.
 """
 
 from __future__ import annotations
@@ -118,7 +124,7 @@ def _llama3(
     wavelength = 2.0 * math.pi / original
     longest_kept = original_max_len / high_freq_factor  # shorter wavelengths: kept
     shortest_divided = original_max_len / low_freq_factor  # longer wavelengths: divided by factor
-    # Between the two edges, blend in L / wavelength (the turns a pair makes in the trained context):
+    # Between the two edges, blend in L / wavelength (the turns a pair makes within the anchor length):
     smooth = (original_max_len / wavelength - low_freq_factor) / (high_freq_factor - low_freq_factor)
     blended = (1.0 - smooth) * original / factor + smooth * original
     return np.where(
@@ -179,9 +185,12 @@ def scaled_rope_frequencies(
         original_max_position_embeddings`` there, as Hugging Face derives it
         for Phi-3 configs that state no factor).
     original_max_len : int, optional
-        Context length ``L`` the model was trained on, ``>= 1``. Required for
-        ``"dynamic"``, ``"yarn"``, ``"llama3"`` and ``"longrope"``; validated
-        but unused by ``"linear"`` and ``"ntk"``.
+        The length ``L`` the rule is anchored to, ``>= 1``: the context the
+        model had when it was extended (Hugging Face's
+        ``original_max_position_embeddings``), which need not be the length a
+        released model was finally trained on. Required for ``"dynamic"``,
+        ``"yarn"``, ``"llama3"`` and ``"longrope"``; validated but unused by
+        ``"linear"`` and ``"ntk"``.
     beta_fast, beta_slow : float, optional
         YaRN's ramp bounds in rotations per original context (defaults 32 and
         1, as in the paper): pairs that rotate at least ``beta_fast`` times keep
@@ -228,11 +237,14 @@ def scaled_rope_frequencies(
 
     Notes
     -----
-    The formulas are those of Hugging Face ``transformers``
+    The formulas are those of Hugging Face ``transformers`` 4.56.0
     (``src/transformers/modeling_rope_utils.py``: ``_compute_yarn_parameters``,
     ``_compute_llama3_parameters``, ``_compute_dynamic_ntk_parameters``,
     ``_compute_longrope_parameters``) for the same parameter values, computed
-    in float64 rather than float32.
+    in float64 rather than float32. Which values a config yields is
+    :func:`~posenc_helpers.describe`'s business; there the releases differ
+    (before 4.56, YaRN replaced ``factor`` by ``max_position_embeddings /
+    original_max_position_embeddings`` whenever the latter was given).
 
     YaRN follows the reference implementation of Peng et al.: the correction
     range is ``floor(c(beta_fast)), ceil(c(beta_slow))`` with
@@ -261,7 +273,7 @@ def scaled_rope_frequencies(
     .. [5] Y. Ding, L. L. Zhang, C. Zhang, Y. Xu, N. Shang, J. Xu, F. Yang,
        M. Yang, "LongRoPE: Extending LLM Context Window Beyond 2 Million
        Tokens", ICML 2024 (arXiv:2402.13753).
-    .. [6] Hugging Face, transformers, ``src/transformers/modeling_rope_utils.py``
+    .. [6] Hugging Face, transformers 4.56.0, ``src/transformers/modeling_rope_utils.py``
        (the ``rope_type`` implementations).
 
     Examples
@@ -286,7 +298,7 @@ def scaled_rope_frequencies(
     >>> bool(inv[0] == original[0]), bool(np.isclose(inv[-1], original[-1] / 8)), attn
     (True, True, 1.0)
 
-    Dynamic NTK changes nothing until the sequence outgrows the trained length:
+    Dynamic NTK changes nothing until the sequence outgrows the anchor length:
 
     >>> same, _ = scaled_rope_frequencies(8, method="dynamic", factor=2.0, original_max_len=16, seq_len=16)
     >>> bool(np.array_equal(same, rope_frequencies(8)))
@@ -385,8 +397,9 @@ def scaled_rope_frequencies(
 
 
 _WHAT = {
-    "factor": "give the scale s > 0 (new context length over the trained one)",
-    "original_max_len": "give the context length (a positive integer) the model was trained on",
+    "factor": "give the scale s > 0 (new context length over the anchor length)",
+    "original_max_len": "give the length L (a positive integer) the rule is anchored to, "
+    "Hugging Face's original_max_position_embeddings",
     "low_freq_factor": "give the Llama 3 band edge L / low_freq_factor beyond which pairs are divided (1 in Llama 3.1)",
     "high_freq_factor": "give the Llama 3 band edge L / high_freq_factor below which pairs are kept (4 in Llama 3.1)",
     "short_factor": "give one LongRoPE factor per frequency pair for sequences up to original_max_len",

@@ -161,7 +161,7 @@ def check_llama3_frequencies(
 
     The answer holds one frequency per pair, ``(head_dim // 2,)``: the
     frequencies of the given base rescaled by the ``llama3`` rule of chapter
-    12 with the given factor, trained context ``L = original_max_len`` and band
+    12 with the given factor, anchor length ``L = original_max_len`` and band
     edges. Hints name the usual slips: the band edges swapped, dividing every
     pair (plain interpolation), multiplying by the factor, no rescaling at
     all, a hard switch without the blend, the blend weights reversed, and a
@@ -178,7 +178,7 @@ def check_llama3_frequencies(
     factor : float
         The scale ``s > 1``.
     original_max_len : int
-        The trained context ``L``, ``>= 1``.
+        The anchor length ``L`` (``original_max_position_embeddings``), ``>= 1``.
     low_freq_factor, high_freq_factor : float
         The band edges, ``0 < low < high``.
 

@@ -2,11 +2,13 @@
 
 :func:`describe` reads a Hugging Face style configuration (a mapping, as
 ``json.load`` returns it) and reports its position story: the RoPE base and
-rotary width, the rescaling method and its parameters, the context it was
-trained on and the one it is extended to, the frequency and wavelength of
-every pair at the longest context, which pairs the rescaling kept,
-interpolated or blended, the logit scale, and how finely float32 and bfloat16
-resolve the largest angle. Both config layouts are read: the older
+rotary width, the rescaling method and its parameters, the length the
+rescaling formula is anchored to (``original_max_position_embeddings``, which
+is not necessarily the length the model was trained on) and the longest
+context, the frequency and wavelength of every pair at the longest context,
+which pairs the rescaling kept, interpolated or blended, what scales the
+attention logits and which query/key features that touches, and how finely
+float32 and bfloat16 resolve the largest angle. Both config layouts are read: the older
 ``rope_theta`` plus ``rope_scaling`` (keyed ``rope_type`` or ``type``), and the
 newer ``rope_parameters`` of transformers v5, a flat mapping or one mapping per
 layer type (``"full_attention"``, ``"sliding_attention"``).
@@ -70,14 +72,26 @@ class PositionReport:
     original_inv_freq : numpy.ndarray
         The frequencies before any rescaling, ``base**(-2i / rotary_dim)``.
     attention_factor : float
-        What queries and keys are each multiplied by (Hugging Face scales cos
-        and sin by it), so logits by its square.
+        What cos and sin are multiplied by (Hugging Face's
+        ``attention_factor``): it scales the ``rotary_dim`` rotated features of
+        queries and keys, so the rotary part of every logit by its square; the
+        other ``head_dim - rotary_dim`` features are not scaled.
+    softmax_scale : float
+        What the softmax scale ``1 / sqrt(head_dim)`` is multiplied by, over
+        all ``head_dim`` query/key features: ``(0.1 * mscale_all_dim * ln(s)
+        + 1)**2`` for a YaRN config with ``mscale_all_dim`` (DeepSeek's
+        multi-head latent attention), else 1.
     factor : float or None
         The rescaling factor ``s`` (None for plain RoPE).
-    trained_context : int or None
-        The context the positions were trained on, where the config states it
-        (``original_max_position_embeddings``, or ``max_position_embeddings``
-        for plain RoPE and dynamic NTK); None when it does not.
+    anchor_context : int or None
+        The length ``L`` the rescaling formula is anchored to:
+        ``original_max_position_embeddings``, or ``max_position_embeddings``
+        where the method falls back to it (dynamic NTK, and YaRN, llama3 or
+        LongRoPE without the field); None for plain RoPE and for linear
+        scaling without the field. It is *not* necessarily the length the
+        model was trained on: Llama 3.1 and DeepSeek-V3 were trained far past it.
+    anchor_field : str or None
+        The config field ``anchor_context`` was read from.
     extended_context : int
         The longest context the config provides for.
     wavelengths : numpy.ndarray
@@ -125,7 +139,7 @@ class PositionReport:
     original_inv_freq: np.ndarray
     attention_factor: float
     factor: float | None
-    trained_context: int | None
+    anchor_context: int | None
     extended_context: int
     wavelengths: np.ndarray
     stretch: np.ndarray
@@ -141,6 +155,8 @@ class PositionReport:
     mrope_section: tuple[int, ...] | None = None
     nope_layers: tuple[int, ...] = ()
     notes: tuple[str, ...] = ()
+    softmax_scale: float = 1.0
+    anchor_field: str | None = None
 
     def to_text(self) -> str:
         """The report in plain words, one fact a line."""
@@ -155,13 +171,19 @@ class PositionReport:
             f"- Wavelengths before rescaling run from {self.original_wavelength(0):.3g} to "
             f"{self.original_wavelength(pairs - 1):.3g} tokens."
         )
-        trained = "not stated in the config" if self.trained_context is None else f"{self.trained_context} tokens"
+        if self.anchor_context is None:
+            anchor = "anchored to no length (none is stated, and the rule needs none)"
+        else:
+            anchor = (
+                f"anchored at {self.anchor_field} = {self.anchor_context} tokens (the length the formula is "
+                "anchored to, not necessarily the length the model was trained on)"
+            )
         if self.method == "default":
             lines.append(f"- No rescaling: context {self.extended_context} tokens.")
         else:
             lines.append(
-                f"- Rescaling: {self.method} with factor {self.factor:g}; trained context {trained}, "
-                f"extended to {self.extended_context} tokens."
+                f"- Rescaling: {self.method} with factor {self.factor:g}, {anchor}; longest context "
+                f"{self.extended_context} tokens."
             )
             lines.append(
                 f"- At the longest context, {_count(self.kept)} pairs keep their frequency{_span(self.kept)}, "
@@ -172,11 +194,20 @@ class PositionReport:
                 f"- Wavelengths after rescaling: {self.wavelengths[0]:.3g} to {self.wavelengths[-1]:.3g} tokens."
             )
         if self.attention_factor != 1.0:
+            untouched = self.head_dim - self.rotary_dim
+            rest = f"; the other {untouched} features are not scaled" if untouched else ""
             lines.append(
-                f"- Queries and keys are each scaled by {self.attention_factor:.4g}, "
-                f"so attention logits by {self.attention_factor**2:.4g}."
+                f"- cos and sin are multiplied by {self.attention_factor:.4g} (the attention factor): the "
+                f"{self.rotary_dim} rotated features of each query and key are scaled by it, so the rotary part "
+                f"of every logit by {self.attention_factor**2:.4g}{rest}."
             )
-        else:
+        if self.softmax_scale != 1.0:
+            lines.append(
+                f"- The softmax scale 1/sqrt({self.head_dim}) is multiplied by {self.softmax_scale:.4g} "
+                "(0.1 mscale_all_dim ln(factor) + 1, squared, as DeepSeek's reference code and transformers' "
+                f"DeepseekV3Attention do): every logit, over all {self.head_dim} query/key features."
+            )
+        if self.attention_factor == 1.0 and self.softmax_scale == 1.0:
             lines.append("- Attention logits are not rescaled.")
         lines.append(
             f"- At the last position ({self.extended_context - 1}) the fastest pair has turned "
@@ -360,22 +391,32 @@ def describe(config: Mapping[str, Any], *, name: str | None = None) -> PositionR
     -----
     The rescaled frequencies are those of
     :func:`~posenc_helpers.scaled_rope_frequencies` with the parameters read
-    as Hugging Face ``transformers`` reads them (``modeling_rope_utils.py``):
-    the rotary width is ``int(head_dim * partial_rotary_factor)``; a top-level
-    ``original_max_position_embeddings`` wins over one inside the RoPE
-    parameters (Phi-3); a yarn or longrope config without ``factor`` uses
-    ``max_position_embeddings / original_max_position_embeddings``; yarn's
-    attention factor is ``attention_factor`` if given, else the ratio of
-    ``0.1 * m * ln(s) + 1`` for ``m = mscale`` and ``m = mscale_all_dim`` when
-    both are given, else ``0.1 * ln(s) + 1``. Dynamic NTK is evaluated at
+    as Hugging Face ``transformers`` 4.56 reads them (``modeling_rope_utils.py``
+    of release 4.56.0): the rotary width is ``int(head_dim *
+    partial_rotary_factor)``; a top-level ``original_max_position_embeddings``
+    wins over one inside the RoPE parameters (Phi-3); YaRN uses the ``factor``
+    it is given; LongRoPE uses ``max_position_embeddings /
+    original_max_position_embeddings`` whenever both are stated, and so does a
+    YaRN config without ``factor``; yarn's attention factor (on cos and sin) is
+    ``attention_factor`` if given, else the ratio of ``0.1 * m * ln(s) + 1``
+    for ``m = mscale`` and ``m = mscale_all_dim`` when both are given, else
+    ``0.1 * ln(s) + 1``; ``mscale_all_dim`` also multiplies the softmax scale
+    by ``(0.1 * mscale_all_dim * ln(s) + 1)**2``, as ``DeepseekV3Attention``
+    does. Releases before 4.56 differ for YaRN: when
+    ``original_max_position_embeddings`` was given they replaced ``factor`` by
+    ``max_position_embeddings / original_max_position_embeddings``
+    (transformers issue #38224, fixed by pull request #40320, August 2025);
+    the report notes where the two disagree. Dynamic NTK is evaluated at
     ``factor * max_position_embeddings`` tokens, the context its factor aims
     at. ``"mrope"`` (Qwen2-VL) is plain RoPE with its pairs split between
     three position axes.
 
     References
     ----------
-    .. [1] Hugging Face, transformers, ``src/transformers/modeling_rope_utils.py``
-       (``rope_type`` implementations and ``standardize_rope_params``).
+    .. [1] Hugging Face, transformers 4.56.0, ``src/transformers/modeling_rope_utils.py``
+       (``rope_type`` implementations) and
+       ``src/transformers/models/deepseek_v3/modeling_deepseek_v3.py``
+       (``DeepseekV3Attention``: the softmax scale and ``mscale_all_dim``).
     .. [2] A. Grattafiori et al., "The Llama 3 Herd of Models", arXiv:2407.21783, 2024.
     .. [3] B. Peng, J. Quesnelle, H. Fan, E. Shippole, "YaRN: Efficient Context
        Window Extension of Large Language Models", ICLR 2024 (arXiv:2309.00071).
@@ -383,8 +424,8 @@ def describe(config: Mapping[str, Any], *, name: str | None = None) -> PositionR
     Examples
     --------
     >>> report = describe(shipped_configs()["llama-3.1-8b"]["config"], name="Llama 3.1 8B")
-    >>> report.method, report.trained_context, report.extended_context
-    ('llama3', 8192, 131072)
+    >>> report.method, report.anchor_field, report.anchor_context, report.extended_context
+    ('llama3', 'original_max_position_embeddings', 8192, 131072)
     >>> report.kept.size, report.in_between.size, report.interpolated.size
     (29, 6, 29)
     >>> report.float32_resolution, report.bfloat16_resolution
@@ -461,6 +502,7 @@ def describe(config: Mapping[str, Any], *, name: str | None = None) -> PositionR
         original = _get_int(rope, "original_max_position_embeddings", path=f"{where}.original_max_position_embeddings")
     else:
         original = None
+    original_field = "original_max_position_embeddings" if original is not None else "max_position_embeddings"
 
     def required_real(key: str) -> float:
         if rope.get(key) is None:
@@ -473,16 +515,19 @@ def describe(config: Mapping[str, Any], *, name: str | None = None) -> PositionR
     unscaled = rope_frequencies(rotary_width, base=base)
     factor: float | None = None
     attention_factor = 1.0
-    trained: int | None
+    softmax_scale = 1.0
+    trained: int | None  # the anchor length L of the rescaling formula
+    anchor_field: str | None = None
     if rope_type == "default":
-        inv_freq, trained, extended = unscaled, max_len, max_len
+        inv_freq, trained, extended = unscaled, None, max_len
     elif rope_type == "linear":
         factor = required_real("factor")
         inv_freq, attention_factor = scaled_rope_frequencies(rotary_width, base=base, method="linear", factor=factor)
         trained, extended = original, max_len
+        anchor_field = None if original is None else original_field
     elif rope_type == "dynamic":
         factor = required_real("factor")
-        trained = max_len
+        trained, anchor_field = max_len, "max_position_embeddings"  # what transformers 4.56 anchors it to
         extended = max(max_len, int(round(factor * max_len)))
         inv_freq, attention_factor = scaled_rope_frequencies(
             rotary_width, base=base, method="dynamic", factor=factor, original_max_len=max_len, seq_len=extended
@@ -493,17 +538,28 @@ def describe(config: Mapping[str, Any], *, name: str | None = None) -> PositionR
         )
     else:
         trained = max_len if original is None else original
+        anchor_field = original_field
         factor = optional_real("factor")
-        if factor is None and rope_type != "llama3":
-            factor = max_len / trained  # how HF derives it (Phi-3, DeepSeek-V3)
+        if rope_type == "longrope" and original is not None:
+            factor = max_len / original  # transformers uses the ratio whenever both lengths are stated (Phi-3)
+        elif factor is None and rope_type != "llama3":
+            factor = max_len / trained  # how HF derives it when no factor is given
         elif factor is None:
             factor = required_real("factor")
         extended = max(max_len, int(round(factor * trained)))
+        if rope_type == "yarn" and original is not None and not math.isclose(factor, max_len / original):
+            notes.append(
+                f"factor {factor:g} differs from max_position_embeddings / original_max_position_embeddings "
+                f"= {max_len / original:g}. transformers uses factor from release 4.56 on; earlier releases "
+                "used the ratio for YaRN (transformers issue #38224, fixed by pull request #40320)."
+            )
         if rope_type == "yarn":
             attention = optional_real("attention_factor")
             mscale, mscale_all_dim = optional_real("mscale"), optional_real("mscale_all_dim")
             if attention is None and mscale and mscale_all_dim:
                 attention = _yarn_mscale(factor, mscale) / _yarn_mscale(factor, mscale_all_dim)
+            if mscale_all_dim:
+                softmax_scale = _yarn_mscale(factor, mscale_all_dim) ** 2
             truncate = rope.get("truncate", True)
             if not isinstance(truncate, bool):
                 raise TypeError(f"config field {where}.truncate must be true or false, got {truncate!r}")
@@ -548,7 +604,8 @@ def describe(config: Mapping[str, Any], *, name: str | None = None) -> PositionR
                 raise type(error)(f"config field {where}: {error}") from None
             notes.append(
                 f"LongRoPE switches from short_factor to long_factor once a sequence is longer than {trained} "
-                "tokens; shown with long_factor."
+                "tokens (transformers decides at every forward pass): keys cached before the switch stay rotated "
+                "with the short factors. Shown with long_factor."
             )
 
     stretch = unscaled / inv_freq
@@ -583,8 +640,10 @@ def describe(config: Mapping[str, Any], *, name: str | None = None) -> PositionR
         inv_freq=inv_freq,
         original_inv_freq=unscaled,
         attention_factor=float(attention_factor),
+        softmax_scale=float(softmax_scale),
         factor=factor,
-        trained_context=trained,
+        anchor_context=trained,
+        anchor_field=anchor_field,
         extended_context=extended,
         wavelengths=2.0 * math.pi / inv_freq,
         stretch=stretch,

@@ -13,12 +13,13 @@ __all__ = ["plot_report_wavelengths"]
 
 
 def plot_report_wavelengths(report: PositionReport, *, ax: Axes | None = None, title: str | None = None) -> Axes:
-    """Wavelength of every pair, before and after rescaling, against the trained and extended contexts.
+    """Wavelength of every pair, before and after rescaling, against the anchor length and the longest context.
 
     Pairs whose wavelength lies below a context line turn at least once within
     it; pairs above it never complete a turn there. Rescaling moves the slow
-    pairs up so that the extended context covers no more of their circle than
-    the trained context did.
+    pairs up. The anchor length is the one the rescaling formula is anchored to
+    (``original_max_position_embeddings``), drawn where the config states one;
+    it is not necessarily the length the model was trained on.
 
     Parameters
     ----------
@@ -67,8 +68,8 @@ def plot_report_wavelengths(report: PositionReport, *, ax: Axes | None = None, t
             linewidth=1.2,
             label=f"{report.method} (factor {report.factor:g})",
         )
-    if report.trained_context is not None and report.trained_context != report.extended_context:
-        ax.axhline(report.trained_context, color="0.35", linestyle=":", linewidth=1.0, label="trained context")
+    if report.anchor_context is not None and report.anchor_context != report.extended_context:
+        ax.axhline(report.anchor_context, color="0.35", linestyle=":", linewidth=1.0, label="anchor length L")
     ax.axhline(report.extended_context, color="0.2", linestyle="-.", linewidth=1.0, label="longest context")
     ax.set_yscale("log")
     ax.set_xlabel("pair index i")

@@ -31,12 +31,13 @@ def test_llama31_report_by_hand():
     # head_dim = 4096 / 32 = 128; the band edges 8192 / 4 = 2048 and 8192 / 1 = 8192 tokens put pairs 0..28 below
     # 2048 (kept), 35..63 above 8192 (divided by 8) and 29..34 between (see test_scaling_recipes for the arithmetic).
     assert (report.head_dim, report.rotary_dim, report.base) == (128, 128, 500000.0)
-    assert (report.method, report.factor, report.trained_context, report.extended_context) == (
+    assert (report.method, report.factor, report.anchor_context, report.extended_context) == (
         "llama3",
         8.0,
         8192,
         131072,
     )
+    assert report.anchor_field == "original_max_position_embeddings"
     assert report.kept.tolist() == list(range(29))
     assert report.in_between.tolist() == list(range(29, 35))
     assert report.interpolated.tolist() == list(range(35, 64))
@@ -93,18 +94,100 @@ def test_gpt_oss_yarn_without_truncation():
     assert report.inv_freq[12] == pytest.approx(theta * (1 - ramp) + theta / 32 * ramp, rel=1e-13)
 
 
+# The published config.json of deepseek-ai/DeepSeek-V3, as quoted in NVIDIA/Megatron-LM issue #1418.
+DEEPSEEK_V3_PUBLISHED_ROPE_SCALING = {
+    "beta_fast": 32,
+    "beta_slow": 1,
+    "factor": 40,
+    "mscale": 1.0,
+    "mscale_all_dim": 1.0,
+    "original_max_position_embeddings": 4096,
+    "type": "yarn",
+}
+
+
+def _hf_yarn_get_mscale(scale, mscale=1):
+    # transcribed from transformers 4.56.0 (modeling_rope_utils._compute_yarn_parameters.get_mscale and
+    # models/deepseek_v3/modeling_deepseek_v3.yarn_get_mscale)
+    if scale <= 1:
+        return 1.0
+    return 0.1 * mscale * math.log(scale) + 1.0
+
+
+def test_deepseek_v3_ships_the_published_fields():
+    config = SHIPPED["deepseek-v3"]["config"]
+    assert config["rope_scaling"] == DEEPSEEK_V3_PUBLISHED_ROPE_SCALING
+    assert (config["max_position_embeddings"], config["rope_theta"]) == (163840, 10000.0)
+    assert (config["qk_nope_head_dim"], config["qk_rope_head_dim"]) == (128, 64)
+
+
 def test_deepseek_v3_rope_part_and_reference_rounding():
     report = describe(SHIPPED["deepseek-v3"]["config"])
     assert (report.head_dim, report.rotary_dim, report.extended_context) == (192, 64, 163840)
-    # DeepSeek's reference rounds the ramp ends; HF floors/ceils. Here both give 10 and 23:
+    assert (report.anchor_context, report.anchor_field) == (4096, "original_max_position_embeddings")
+    # DeepSeek's reference code (inference/model.py) floors and ceils the ramp ends, as HF does:
     # c(32) = 64 ln(4096 / (64 pi)) / (2 ln 1e4) = 10.47, c(1) = 64 ln(4096 / (2 pi)) / (2 ln 1e4) = 22.51.
     c_fast = 64 * math.log(4096 / (64 * math.pi)) / (2 * math.log(10000))
     c_slow = 64 * math.log(4096 / (2 * math.pi)) / (2 * math.log(10000))
-    assert (round(c_fast), round(c_slow)) == (math.floor(c_fast), math.ceil(c_slow)) == (10, 23)
+    assert (math.floor(c_fast), math.ceil(c_slow)) == (10, 23)
     assert report.kept.tolist() == list(range(11))
     assert report.interpolated.tolist() == list(range(23, 32))
-    # logits scaled by (0.1 ln 40 + 1)**2 in DeepSeek's MLA: queries and keys each by 0.1 ln 40 + 1 = 1.3689
-    assert report.attention_factor == pytest.approx(1.3689, abs=1e-4)
+
+
+def test_deepseek_v3_logit_scale_of_the_published_config():
+    # HF: cos and sin are multiplied by mscale(40, 1) / mscale(40, 1) = 1; DeepseekV3Attention multiplies the
+    # softmax scale 1/sqrt(192) by mscale(40, mscale_all_dim = 1)**2 = (0.1 ln 40 + 1)**2 = 1.3689**2 = 1.8739.
+    # DeepSeek's reference code: softmax_scale = 192**-0.5 * (0.1 * 1.0 * ln 40 + 1)**2, cos/sin unscaled.
+    report = describe(SHIPPED["deepseek-v3"]["config"], name="DeepSeek-V3")
+    assert report.attention_factor == 1.0
+    hand = (0.1 * math.log(40) + 1) ** 2
+    assert hand == pytest.approx(1.8739, abs=1e-4)
+    assert report.softmax_scale == pytest.approx(hand, rel=1e-15)
+    assert report.softmax_scale == pytest.approx(_hf_yarn_get_mscale(40, 1.0) ** 2, rel=1e-15)
+    text = report.to_text()
+    assert "multiplied by 1.874" in text and "all 192 query/key features" in text
+    assert "not rescaled" not in text  # what describe printed before it read mscale_all_dim
+    assert "cos and sin are multiplied" not in text  # the factor on cos/sin is exactly 1
+
+
+def test_mscale_fields_split_between_cos_sin_and_softmax():
+    # DeepSeek-V2-Lite style values: mscale 0.707, mscale_all_dim 0.707 -> cos/sin factor 1, softmax
+    # (0.0707 ln 40 + 1)**2; with mscale 1 and mscale_all_dim 0.5 the cos/sin factor is
+    # (0.1 ln 40 + 1) / (0.05 ln 40 + 1).
+    base = {**SHIPPED["deepseek-v3"]["config"]}
+    for mscale, all_dim in ((0.707, 0.707), (1.0, 0.5)):
+        config = {
+            **base,
+            "rope_scaling": {**DEEPSEEK_V3_PUBLISHED_ROPE_SCALING, "mscale": mscale, "mscale_all_dim": all_dim},
+        }
+        report = describe(config)
+        cos_sin = (0.1 * mscale * math.log(40) + 1) / (0.1 * all_dim * math.log(40) + 1)
+        assert report.attention_factor == pytest.approx(cos_sin, rel=1e-15)
+        assert report.softmax_scale == pytest.approx((0.1 * all_dim * math.log(40) + 1) ** 2, rel=1e-15)
+    # Without mscale fields (the package's old, edited DeepSeek config): cos and sin carry 0.1 ln 40 + 1, which
+    # scales only the 64 rotated features; the softmax scale is untouched.
+    edited = {
+        **base,
+        "rope_scaling": {k: v for k, v in DEEPSEEK_V3_PUBLISHED_ROPE_SCALING.items() if "mscale" not in k},
+    }
+    report = describe(edited)
+    assert report.attention_factor == pytest.approx(0.1 * math.log(40) + 1, rel=1e-15) and report.softmax_scale == 1.0
+    assert "the 64 rotated features" in str(report) and "the other 128 features are not scaled" in str(report)
+
+
+def test_yarn_factor_against_the_pre_456_ratio():
+    # Qwen's documented block: factor 4 with max_position_embeddings = original = 32768. transformers 4.56 uses
+    # factor 4; releases before it used 32768 / 32768 = 1 (issue #38224, PR #40320), so describe says so.
+    qwen = describe(SHIPPED["qwen2.5-7b-instruct-yarn"]["config"])
+    assert qwen.factor == 4.0
+    assert "= 1. transformers uses factor from release 4.56 on" in str(qwen) and "#40320" in str(qwen)
+    # where factor equals the ratio (DeepSeek-V3: 163840 / 4096 = 40), there is nothing to say
+    assert "#40320" not in str(describe(SHIPPED["deepseek-v3"]["config"]))
+
+
+def test_longrope_note_names_the_switch_and_the_cache():
+    text = str(describe(SHIPPED["phi-3.5-mini-instruct"]["config"]))
+    assert "longer than 4096 tokens" in text and "keys cached before the switch" in text
 
 
 def test_qwen25_yarn_block_by_hand():
@@ -115,7 +198,7 @@ def test_qwen25_yarn_block_by_hand():
     c_fast = 64 * math.log(32768 / (64 * math.pi)) / math.log(1e6)
     c_slow = 64 * math.log(32768 / (2 * math.pi)) / math.log(1e6)
     assert (math.floor(c_fast), math.ceil(c_slow)) == (23, 40)
-    assert (report.head_dim, report.factor, report.trained_context, report.extended_context) == (
+    assert (report.head_dim, report.factor, report.anchor_context, report.extended_context) == (
         128,
         4.0,
         32768,
@@ -134,7 +217,7 @@ def test_gemma3_4b_global_and_local_layers_by_hand():
     report = describe(SHIPPED["gemma-3-4b"]["config"])
     assert (report.head_dim, report.rotary_dim, report.base, report.local_base) == (256, 256, 1e6, 1e4)
     assert report.layer_counts == {"sliding_attention": 29, "full_attention": 5}
-    assert (report.method, report.factor, report.trained_context) == ("linear", 8.0, None)
+    assert (report.method, report.factor, report.anchor_context) == ("linear", 8.0, None)
     np.testing.assert_allclose(report.inv_freq, [1e6 ** (-i / 128) / 8 for i in range(128)], rtol=1e-13)
     assert report.interpolated.size == 128 and report.kept.size == 0
     # The fastest global pair turns 1/8 rad per token: at position 131071 that is 16383.875 rad, floor(log2) = 13,
@@ -182,7 +265,8 @@ def test_smollm3_nope_layers_from_interval_and_list():
 def test_gpt_neox_20b_partial_rotary_by_hand():
     # head_dim 6144 / 64 = 96; int(96 * 0.25) = 24 rotated features, 12 pairs at 10000**(-2i / 24).
     report = describe(SHIPPED["gpt-neox-20b"]["config"])
-    assert (report.head_dim, report.rotary_dim, report.trained_context) == (96, 24, 2048)
+    # plain RoPE is anchored to nothing: 2048 is the context the config provides
+    assert (report.head_dim, report.rotary_dim, report.anchor_context, report.extended_context) == (96, 24, None, 2048)
     np.testing.assert_allclose(report.inv_freq, [10000.0 ** (-i / 12) for i in range(12)], rtol=1e-13)
     assert describe(SHIPPED["pythia-6.9b"]["config"]).rotary_dim == 32
 
@@ -222,7 +306,7 @@ def test_phi35_mini_longrope_by_hand():
     )
     report = describe(entry["config"], name=entry["name"])
     assert (report.head_dim, report.rotary_dim, report.factor) == (96, 96, 32.0)
-    assert (report.trained_context, report.extended_context) == (4096, 131072)
+    assert (report.anchor_context, report.extended_context) == (4096, 131072)
     assert report.attention_factor == pytest.approx(math.sqrt(17 / 12), rel=1e-15)  # 1 + 5/12
     # at the longest context the long factors divide theta_i = 10000^(-2i/96), pair by pair
     assert report.inv_freq[0] == pytest.approx(1 / 1.0800000429153442, rel=1e-15)
@@ -244,7 +328,7 @@ def test_old_type_key_and_v5_rope_parameters_agree():
     a, b = describe(old), describe(new)
     np.testing.assert_array_equal(a.inv_freq, b.inv_freq)
     np.testing.assert_allclose(a.inv_freq, rope_frequencies(8) / 4, rtol=1e-15)
-    assert a.interpolated.tolist() == [0, 1, 2, 3] and a.trained_context is None
+    assert a.interpolated.tolist() == [0, 1, 2, 3] and a.anchor_context is None
 
 
 def test_per_layer_type_rope_parameters():
@@ -304,7 +388,7 @@ def test_longrope_config_phi3_style():
         "rope_scaling": {"type": "longrope", "short_factor": [1, 1, 1, 1], "long_factor": [1, 2, 4, 40]},
     }
     report = describe(config)
-    assert report.factor == 32.0 and report.trained_context == 4096
+    assert report.factor == 32.0 and report.anchor_context == 4096
     assert report.attention_factor == pytest.approx(math.sqrt(17 / 12), rel=1e-14)
     np.testing.assert_allclose(report.inv_freq, [1.0, 0.05, 0.0025, 0.000025], rtol=1e-14)
     assert report.kept.tolist() == [0] and report.interpolated.tolist() == [3] and report.in_between.tolist() == [1, 2]
