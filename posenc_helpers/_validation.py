@@ -50,7 +50,7 @@ def check_lengths(values: Any, name: str = "lengths", *, minimum: int = 2) -> li
         if isinstance(item, (bool, np.bool_)) or not isinstance(item, numbers.Integral):
             raise TypeError(f"{name} must hold integers >= {minimum}, got {item!r}")
         if item < minimum:
-            raise ValueError(f"{name} must hold integers >= {minimum} (a step needs two tokens), got {item}")
+            raise ValueError(f"{name} must hold integers >= {minimum}, got {item}")
     return [int(item) for item in items]
 
 

@@ -6,37 +6,71 @@ of the package does not). The pieces, one module each:
 ==========================  =====================================================
 module                      idea
 ==========================  =====================================================
-:mod:`.corpus`              the text: standard-library source files, train/held-out by file
+:mod:`.corpus`              the text: a shipped snapshot of standard-library source, train/held-out by file
+:mod:`.ngram`               count-based n-gram baselines, scored on the models' bytes
 :mod:`.model`               the transformer; position methods as three hooks
-:mod:`.training`            ``train``, ``fine_tune``, RoPE rescaling for evaluation
-:mod:`.evaluation`          ``length_curve`` and the other measurements
-:mod:`.protocol`            chapter 11's settings and verdicts, and their record for chapter 10
+:mod:`.tasks`               the training batches: text, "look φ back", passkey retrieval
+:mod:`.training`            ``train``, several budgets in one run, ``fine_tune``, RoPE rescaling
+:mod:`.evaluation`          ``length_curve``, ``retrieval_accuracy`` and the other measurements
+:mod:`.statistics`          seed intervals and the pre-registered rules for verdicts
+:mod:`.protocol`            chapter 11's settings, the record ``make record-lab`` writes, its verdicts
 :mod:`.cache`               an opt-in store of training runs (``POSENC_LAB_CACHE``), for repeated test runs
 ==========================  =====================================================
 """
 
 from .cache import CACHE_VARIABLE
-from .corpus import STDLIB_FILES, Corpus, stdlib_corpus
-from .evaluation import length_curve, offset_accuracy, offset_attention, position_losses, rope_pair_norms
+from .corpus import SNAPSHOT_PATH, STDLIB_FILES, Corpus, read_snapshot, stdlib_corpus
+from .evaluation import (
+    length_curve,
+    length_losses,
+    offset_accuracy,
+    offset_attention,
+    position_losses,
+    retrieval_accuracy,
+    rope_pair_norms,
+    scored_byte_indices,
+)
 from .model import METHODS, Hooks, ModelConfig, forward, init_params, position_hooks, rotate_pairs
-from .protocol import PROTOCOL, Protocol, length_curves, record_verdicts, works_past_training_length
+from .ngram import ngram_byte_losses
+from .protocol import (
+    CONTROLS,
+    PROTOCOL,
+    Protocol,
+    extrapolation_verdicts,
+    lab_digest,
+    length_curves,
+    ngram_baselines,
+    record_lab,
+    record_verdicts,
+    retrieval_verdicts,
+    summarise_text,
+    works_past_training_length,
+)
+from .statistics import FLAT_MARGIN, classify_rise, seed_interval
+from .tasks import TASKS, retrieval_sequences, training_batch
 from .training import (
-    TASKS,
+    DEFAULT_CONFIGS,
     TrainedModel,
     fine_tune,
     hooks_for,
+    learning_rate_at,
     train,
+    train_budgets,
     train_many,
     train_step_flops,
+    train_sweep,
     two_at_a_time,
     with_rope_scaling,
 )
 
 __all__ = [
     "CACHE_VARIABLE",
+    "SNAPSHOT_PATH",
     "STDLIB_FILES",
     "Corpus",
+    "read_snapshot",
     "stdlib_corpus",
+    "ngram_byte_losses",
     "METHODS",
     "ModelConfig",
     "Hooks",
@@ -45,22 +79,41 @@ __all__ = [
     "forward",
     "rotate_pairs",
     "TASKS",
+    "training_batch",
+    "retrieval_sequences",
+    "DEFAULT_CONFIGS",
     "TrainedModel",
+    "learning_rate_at",
     "train",
+    "train_budgets",
     "train_many",
+    "train_sweep",
     "fine_tune",
     "with_rope_scaling",
     "hooks_for",
     "two_at_a_time",
     "train_step_flops",
+    "scored_byte_indices",
+    "length_losses",
     "length_curve",
     "position_losses",
+    "retrieval_accuracy",
     "offset_accuracy",
     "offset_attention",
     "rope_pair_norms",
+    "FLAT_MARGIN",
+    "seed_interval",
+    "classify_rise",
     "Protocol",
     "PROTOCOL",
+    "CONTROLS",
+    "lab_digest",
+    "ngram_baselines",
     "length_curves",
+    "summarise_text",
+    "extrapolation_verdicts",
+    "retrieval_verdicts",
     "works_past_training_length",
+    "record_lab",
     "record_verdicts",
 ]

@@ -4,18 +4,21 @@ Set the environment variable ``POSENC_LAB_CACHE`` to a folder, and every trainin
 run (:func:`~posenc_helpers.lab.train` and :func:`~posenc_helpers.lab.fine_tune`)
 keeps its result there, keyed by everything that result depends on: the initial
 weights, the position hooks, the method, sizes, data settings and seed, the source
-of this lab and the versions of Python, numpy, JAX, jaxlib and optax. A run whose
-key is already there is read back instead of trained, with the same weights, losses
+of the lab's training code (corpus, model, tasks, training and this module) and the
+versions of Python, numpy, JAX, jaxlib and optax. A run whose key is already there
+is read back instead of trained, with the same weights, losses
 and recorded training time. Unset (the default), nothing is stored or read.
 
-The course tests (``tests/course``) set it: they run chapter 11 twice, as the
-student's copy and as the instructor's, and the second run needs no new training.
-The notebook tests never set it and always train. The files are Python pickles: point the variable
+``make test`` sets it to one folder for every run of chapter 11 (the notebook
+tests under two CPU profiles, the student copy, the course), so each live model is
+trained once per test run; two runs that need the same model at once train it once
+(the second waits on a lock). The files are Python pickles: point the variable
 only at a folder you made.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import os
@@ -36,7 +39,11 @@ __all__ = ["CACHE_VARIABLE", "run_key", "cached_run"]
 #: The environment variable that names the folder of stored runs.
 CACHE_VARIABLE = "POSENC_LAB_CACHE"
 
-_LAB_SOURCES = sorted(Path(__file__).parent.glob("*.py"))
+#: The modules a training result depends on (the text, the model, the tasks, the
+#: training loop and this store); editing evaluation or protocol code keeps the runs.
+_LAB_SOURCES = [
+    Path(__file__).parent / name for name in ("cache.py", "corpus.py", "model.py", "tasks.py", "training.py")
+]
 
 
 def _feed(digest: Any, value: object) -> None:
@@ -81,11 +88,13 @@ def run_key(inputs: dict[str, object]) -> str:
     return digest.hexdigest()[:32]
 
 
-def cached_run(run: Callable[..., tuple[Any, np.ndarray, float]], inputs: dict[str, object], **extra: object):
+def cached_run(run: Callable[..., dict], inputs: dict[str, object], **extra: object) -> dict:
     """``run(**inputs, **extra)``, or its stored result when ``POSENC_LAB_CACHE`` holds one.
 
     ``inputs`` are what the result depends on (they make the key); ``extra`` are not
-    (a progress bar, its description). ``run`` returns ``(params, losses, seconds)``.
+    (a progress bar, its description). ``run`` returns ``{budget: (params, losses,
+    seconds)}``. Two processes that need the same run at once train it once: the
+    second waits for the first (a lock file beside the result) and reads its result.
 
     Examples
     --------
@@ -93,21 +102,47 @@ def cached_run(run: Callable[..., tuple[Any, np.ndarray, float]], inputs: dict[s
 
     >>> import os
     >>> _ = os.environ.pop(CACHE_VARIABLE, None)
-    >>> cached_run(lambda seed: ({"w": seed}, None, 0.0), {"seed": 3})
-    ({'w': 3}, None, 0.0)
+    >>> cached_run(lambda seed: {1: ({"w": seed}, None, 0.0)}, {"seed": 3})
+    {1: ({'w': 3}, None, 0.0)}
     """
     folder = os.environ.get(CACHE_VARIABLE)
     if not folder:
         return run(**inputs, **extra)
     path = Path(folder) / f"{run_key(inputs)}.pickle"
-    if path.is_file():
-        with path.open("rb") as stored:
-            params, losses, seconds = pickle.load(stored)
-        return jax.tree_util.tree_map(jnp.asarray, params), losses, seconds
-    params, losses, seconds = run(**inputs, **extra)
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial_file = path.with_name(f"{path.stem}.{os.getpid()}.{threading.get_ident()}.part")
-    with partial_file.open("wb") as out:
-        pickle.dump((jax.device_get(params), losses, seconds), out)
-    os.replace(partial_file, path)  # whole or absent, also with two runs at a time
-    return params, losses, seconds
+    with _locked(path.with_suffix(".lock")):
+        if path.is_file():
+            with path.open("rb") as stored:
+                result = pickle.load(stored)
+            return {
+                budget: (jax.tree_util.tree_map(jnp.asarray, params), losses, seconds)
+                for budget, (params, losses, seconds) in result.items()
+            }
+        result = run(**inputs, **extra)
+        partial_file = path.with_name(f"{path.stem}.{os.getpid()}.{threading.get_ident()}.part")
+        with partial_file.open("wb") as out:
+            pickle.dump(
+                {budget: (jax.device_get(p), losses, seconds) for budget, (p, losses, seconds) in result.items()}, out
+            )
+        os.replace(partial_file, path)  # whole or absent
+    return result
+
+
+@contextlib.contextmanager
+def _locked(lock_path: Path):
+    """Hold an exclusive lock on ``lock_path`` (POSIX ``flock``; threads of one process
+    take turns on a lock of their own, since ``flock`` is per open file)."""
+    with _THREAD_LOCKS.setdefault(str(lock_path), threading.Lock()), lock_path.open("a") as handle:
+        try:
+            import fcntl  # noqa: PLC0415 (POSIX only: elsewhere, no cross-process lock)
+        except ImportError:
+            yield
+            return
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+_THREAD_LOCKS: dict[str, threading.Lock] = {}

@@ -1,19 +1,25 @@
-"""The lab's text: Python standard-library source files, as bytes.
+"""The lab's text: Python standard-library source files, as bytes, from a snapshot in the package.
 
-Every Python installation carries its standard library as ``.py`` files, so the
-lab trains on real text without downloading anything. The files are a fixed,
-sorted list of modules that exist as plain files in every supported Python
-(3.11 and newer). Every fifth file, in sorted order, is held out: the model
-never sees a byte of it during training, and all evaluation happens there.
+The text is the ``.py`` source of 116 modules of the Python 3.11.7 standard library,
+stored in the package as one xz-compressed tar file (``data/lab_corpus.tar.xz``,
+about 0.66 MB, 3.36 MB unpacked) with the licence it is distributed under. The
+lab reads that snapshot, never the local installation, so the training and
+held-out bytes are the same on every machine and every Python version; the
+snapshot's SHA-256 is checked when it is read. Every fifth file, in sorted
+order, is held out: the models never see a byte of it during training, and all
+evaluation happens there.
 
 The Python standard library is distributed under the Python Software Foundation
-License (PSF-2.0); the lab reads it from the local installation and stores none
-of it.
+License Version 2 (PSF-2.0); its text is ``LICENSE.txt`` inside the snapshot
+and ``posenc_helpers/data/LICENSE-PSF.txt`` beside it. ``tools/lab_corpus_snapshot.py``
+wrote the snapshot from a Python 3.11.7 installation.
 """
 
 from __future__ import annotations
 
-import sysconfig
+import hashlib
+import io
+import tarfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -22,7 +28,16 @@ import numpy as np
 
 from .._validation import check_count
 
-__all__ = ["STDLIB_FILES", "Corpus", "stdlib_corpus", "sample_windows", "window_ends"]
+__all__ = [
+    "STDLIB_FILES",
+    "SNAPSHOT_PATH",
+    "SNAPSHOT_SHA256",
+    "Corpus",
+    "stdlib_corpus",
+    "read_snapshot",
+    "sample_windows",
+    "window_ends",
+]
 
 #: The corpus: standard-library modules that are plain files from Python 3.11 on,
 #: in sorted order. (Modules that became packages or shims, such as ``pathlib``
@@ -146,6 +161,12 @@ STDLIB_FILES: tuple[str, ...] = (
     "zipimport.py",
 )
 
+
+#: The snapshot of :data:`STDLIB_FILES` (and the PSF licence) that the lab reads.
+SNAPSHOT_PATH = Path(__file__).resolve().parent.parent / "data" / "lab_corpus.tar.xz"
+#: Its SHA-256: :func:`read_snapshot` refuses any other bytes.
+SNAPSHOT_SHA256 = "f2bdc20c3b294ad50a98737414b0c3f4992c3d0884367da2586e46a629e61990"
+
 HELD_OUT_EVERY = 5  # files 4, 9, 14, ... of the sorted list are held out
 
 
@@ -160,52 +181,62 @@ class Corpus:
     missing_files: tuple[str, ...]
 
 
+def read_snapshot(path: Path | str = SNAPSHOT_PATH) -> dict[str, bytes]:
+    """The files of the corpus snapshot, ``{name: bytes}``, after checking its SHA-256.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the snapshot is missing.
+    ValueError
+        If its bytes are not those the lab was recorded with (:data:`SNAPSHOT_SHA256`).
+
+    Examples
+    --------
+    >>> files = read_snapshot()
+    >>> len(files), "LICENSE.txt" in files, files["abc.py"][:1]
+    (117, True, b'#')
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"the lab's corpus snapshot is missing: {path}")
+    raw = path.read_bytes()
+    digest = hashlib.sha256(raw).hexdigest()
+    if digest != SNAPSHOT_SHA256:
+        raise ValueError(f"the corpus snapshot at {path} has SHA-256 {digest}, expected {SNAPSHOT_SHA256}")
+    with tarfile.open(fileobj=io.BytesIO(raw), mode="r:xz") as archive:
+        return {member.name: archive.extractfile(member).read() for member in archive if member.isfile()}
+
+
 @lru_cache(maxsize=1)
 def stdlib_corpus() -> Corpus:
-    """Read the corpus from this Python's standard library (cached).
+    """Read the corpus from the package's snapshot (cached).
 
     Returns
     -------
     Corpus
         Training bytes (the files whose sorted index is not ``4 mod 5``) and
         held-out bytes (the others), each file's bytes followed by a blank line.
-        Files of :data:`STDLIB_FILES` that this installation lacks are listed in
-        ``missing_files``.
-
-    Raises
-    ------
-    FileNotFoundError
-        If fewer than 90 % of the files are present (an installation without
-        its standard-library sources).
+        ``missing_files`` is empty (it is kept for older callers).
 
     Examples
     --------
     >>> corpus = stdlib_corpus()
     >>> corpus.train.dtype, corpus.train.size > 2_000_000, corpus.held_out.size > 400_000
     (dtype('uint8'), True, True)
+    >>> corpus.train.size, corpus.held_out.size
+    (2711185, 631761)
     >>> set(corpus.train_files) & set(corpus.held_out_files)
     set()
     """
-    stdlib = Path(sysconfig.get_paths()["stdlib"])
-    present = [name for name in STDLIB_FILES if (stdlib / name).is_file()]
-    missing = tuple(name for name in STDLIB_FILES if name not in present)
-    if len(present) < 0.9 * len(STDLIB_FILES):
-        raise FileNotFoundError(
-            f"the lab reads its text from the standard library's .py files in {stdlib}, "
-            f"but {len(missing)} of {len(STDLIB_FILES)} are missing (e.g. {missing[:3]}); "
-            "install a Python that ships its sources"
-        )
-    held = tuple(
-        name
-        for index, name in enumerate(STDLIB_FILES)
-        if index % HELD_OUT_EVERY == HELD_OUT_EVERY - 1 and name in present
-    )
-    train = tuple(name for name in present if name not in held)
+    files = read_snapshot()
+    held = tuple(name for index, name in enumerate(STDLIB_FILES) if index % HELD_OUT_EVERY == HELD_OUT_EVERY - 1)
+    train = tuple(name for name in STDLIB_FILES if name not in held)
 
-    def read(names: tuple[str, ...]) -> np.ndarray:
-        return np.frombuffer(b"".join((stdlib / name).read_bytes() + b"\n\n" for name in names), dtype=np.uint8).copy()
+    def joined(names: tuple[str, ...]) -> np.ndarray:
+        return np.frombuffer(b"".join(files[name] + b"\n\n" for name in names), dtype=np.uint8).copy()
 
-    return Corpus(read(train), read(held), train, held, missing)
+    return Corpus(joined(train), joined(held), train, held, ())
 
 
 def sample_windows(text: np.ndarray, length: int, count: int, rng: np.random.Generator) -> np.ndarray:

@@ -8,12 +8,22 @@ import jax
 import numpy as np
 import optax
 
-from .._validation import check_count, check_lengths
+from .._validation import check_choice, check_count, check_lengths
 from .corpus import stdlib_corpus, window_ends
 from .model import forward
+from .tasks import retrieval_sequences
 from .training import TrainedModel, hooks_for
 
-__all__ = ["length_curve", "position_losses", "offset_accuracy", "offset_attention", "rope_pair_norms"]
+__all__ = [
+    "scored_byte_indices",
+    "length_losses",
+    "length_curve",
+    "position_losses",
+    "retrieval_accuracy",
+    "offset_accuracy",
+    "offset_attention",
+    "rope_pair_norms",
+]
 
 #: Attention weights are held for at most this many (query, key) pairs per head at
 #: once; longer evaluations are split into chunks of windows.
@@ -44,7 +54,12 @@ def _check_model(model: object) -> TrainedModel:
 
 def _windows(model: TrainedModel, length: int, longest: int, count: int, seed: int):
     """Inputs and targets ``(count, length)``: held-out text windows that end at the same
-    places for every length (text), or random symbols (offset task)."""
+    places for every length (text), or random symbols (offset task).
+
+    The places depend on ``seed`` and ``model.config.max_positions`` only (every
+    window could be extended to the longest length the model accepts), so that an
+    evaluation at some lengths scores the same bytes as one at others."""
+    longest = max(longest, model.config.max_positions)
     if model.task == "text":
         text = stdlib_corpus().held_out
         ends = window_ends(text, longest + 1, count, seed)
@@ -53,6 +68,24 @@ def _windows(model: TrainedModel, length: int, longest: int, count: int, seed: i
     rng = np.random.default_rng(seed)
     symbols = rng.integers(0, model.alphabet, size=(count, longest)).astype(np.int32)[:, -length:]
     return symbols, np.roll(symbols, model.phi, axis=1)
+
+
+def scored_byte_indices(train_len: int, max_positions: int, *, windows: int, seed: int) -> np.ndarray:
+    """Indices into the held-out text of the bytes that :func:`length_losses` scores, ``(windows, train_len)``.
+
+    The same for every evaluation length (the windows end at the same places); a
+    baseline scored on these bytes is scored on exactly what the models are.
+
+    Examples
+    --------
+    >>> indices = scored_byte_indices(64, 1024, windows=3, seed=0)
+    >>> indices.shape, bool((np.diff(indices, axis=1) == 1).all())
+    ((3, 64), True)
+    """
+    train_len = check_count(train_len, "train_len", minimum=1)
+    max_positions = check_count(max_positions, "max_positions", minimum=train_len)
+    ends = window_ends(stdlib_corpus().held_out, max_positions + 1, check_count(windows, "windows", minimum=1), seed)
+    return ends[:, None] - train_len + np.arange(train_len)[None, :]
 
 
 def _in_chunks(model: TrainedModel, function, inputs: np.ndarray, *extra: np.ndarray) -> np.ndarray:
@@ -81,18 +114,61 @@ def _per_token(model: TrainedModel, length: int, longest: int, count: int, seed:
     return _in_chunks(model, _token_losses, inputs, targets).astype(np.float64)
 
 
-def length_curve(model: TrainedModel, lengths, *, seed: int = 0, windows: int = 16) -> np.ndarray:
-    """Mean next-token loss (nats) on held-out data at each evaluation length.
+def length_losses(model: TrainedModel, lengths, *, seed: int = 0, windows: int = 16) -> np.ndarray:
+    """Mean loss of each held-out window at each evaluation length, shape ``(windows, len(lengths))``.
 
-    Every length is scored on its windows' last ``model.train_len`` positions, so
-    that every length predicts the same bytes (the windows of all lengths end at the
-    same places in the held-out text) and only the context before them, and the
-    positions they sit at, change.
+    The windows of every length end at the same places in the held-out text
+    (chosen by ``seed``), and only each window's last ``model.train_len`` positions
+    are scored, so that every length predicts the same bytes and only the context
+    before them, and the positions they sit at, change. Rows are windows: their
+    spread gives the standard error of :func:`length_curve`, and the difference of
+    two columns the paired rise from one length to another.
 
     Parameters
     ----------
     model : TrainedModel
-        From :func:`~posenc_helpers.lab.train` (any task).
+        From :func:`~posenc_helpers.lab.train` (task ``"text"`` or ``"offset"``).
+    lengths : sequence of int
+        Evaluation lengths, each ``>= model.train_len`` and at most
+        ``model.config.max_positions``.
+    seed : int, optional
+        Chooses the held-out windows (text) or the random symbols (offset task).
+    windows : int, optional
+        Windows per length, default 16.
+
+    Examples
+    --------
+    >>> from posenc_helpers.lab import ModelConfig, train
+    >>> tiny = ModelConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, max_positions=64)
+    >>> model = train("alibi", train_len=8, steps=2, warmup=1, config=tiny, progress=False)
+    >>> length_losses(model, [8, 16, 32], windows=5).shape
+    (5, 3)
+    """
+    model = _check_model(model)
+    if model.task == "retrieval":
+        raise ValueError("length_losses scores text or offset models; use retrieval_accuracy for task='retrieval'")
+    lengths = check_lengths(lengths, "lengths", minimum=model.train_len)
+    windows = check_count(windows, "windows", minimum=1)
+    seed = check_count(seed, "seed")
+    if max(lengths) > model.config.max_positions:
+        raise ValueError(f"lengths must be at most config.max_positions = {model.config.max_positions}")
+    longest = max(lengths)
+    scored = model.train_len
+    columns = [_per_token(model, length, longest, windows, seed)[:, -scored:].mean(axis=1) for length in lengths]
+    return np.stack(columns, axis=1)
+
+
+def length_curve(model: TrainedModel, lengths, *, seed: int = 0, windows: int = 16) -> np.ndarray:
+    """Mean next-token loss (nats) on held-out data at each evaluation length.
+
+    The mean over windows of :func:`length_losses` (see there for how a length is
+    scored): every length predicts the same bytes; only the context before them,
+    and the positions they sit at, change.
+
+    Parameters
+    ----------
+    model : TrainedModel
+        From :func:`~posenc_helpers.lab.train` (task ``"text"`` or ``"offset"``).
     lengths : sequence of int
         Evaluation lengths, each ``>= model.train_len`` and at most
         ``model.config.max_positions``.
@@ -110,19 +186,67 @@ def length_curve(model: TrainedModel, lengths, *, seed: int = 0, windows: int = 
     --------
     >>> from posenc_helpers.lab import ModelConfig, train
     >>> tiny = ModelConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, max_positions=64)
-    >>> model = train("alibi", train_len=8, steps=2, config=tiny, progress=False)
+    >>> model = train("alibi", train_len=8, steps=2, warmup=1, config=tiny, progress=False)
     >>> length_curve(model, [8, 16, 32], windows=2).shape
     (3,)
     """
+    return length_losses(model, lengths, seed=seed, windows=windows).mean(axis=0)
+
+
+def retrieval_accuracy(
+    model: TrainedModel, lengths, *, placement: str = "far", seed: int = 0, windows: int = 64
+) -> np.ndarray:
+    """For a ``task="retrieval"`` model: the fraction of sequences whose key it names, at each length.
+
+    Each sequence of ``n`` tokens ends with the query; its key lies ``far`` back
+    (uniformly ``n/2 .. n - 1`` tokens before the query: the older half of the
+    sequence) or ``near`` (uniformly ``1 .. train_len/2 - 1`` tokens before it). At
+    ``n`` up to the training length both lie where training put keys; past it,
+    ``far`` asks whether attention reaches a token further back than any in
+    training, ``near`` whether the model still works at all at that length.
+    Chance is ``1 / model.alphabet``.
+
+    Parameters
+    ----------
+    model : TrainedModel
+        Trained with ``task="retrieval"``.
+    lengths : sequence of int
+        Sequence lengths, each ``>= model.train_len`` and at most ``config.max_positions``.
+    placement : {"far", "near"}, optional
+        Where the key lies, default ``"far"``.
+    seed : int, optional
+        Chooses the sequences.
+    windows : int, optional
+        Sequences per length, default 64.
+
+    Examples
+    --------
+    >>> from posenc_helpers.lab import ModelConfig, train
+    >>> tiny = ModelConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, max_positions=64)
+    >>> model = train("nope", task="retrieval", train_len=8, steps=2, warmup=1, config=tiny, progress=False)
+    >>> retrieval_accuracy(model, [8, 16], windows=4).shape
+    (2,)
+    """
     model = _check_model(model)
+    if model.task != "retrieval":
+        raise ValueError("retrieval_accuracy needs a model trained with task='retrieval'")
     lengths = check_lengths(lengths, "lengths", minimum=model.train_len)
+    placement = check_choice(placement, "placement", ("far", "near"))
     windows = check_count(windows, "windows", minimum=1)
     seed = check_count(seed, "seed")
     if max(lengths) > model.config.max_positions:
         raise ValueError(f"lengths must be at most config.max_positions = {model.config.max_positions}")
-    longest = max(lengths)
-    scored = model.train_len
-    return np.array([_per_token(model, length, longest, windows, seed)[:, -scored:].mean() for length in lengths])
+    out = []
+    for length in lengths:
+        rng = np.random.default_rng([seed, length, placement == "far"])
+        if placement == "far":
+            distances = rng.integers(length // 2, length, size=windows)
+        else:
+            distances = rng.integers(1, max(2, model.train_len // 2), size=windows)
+        tokens, keys = retrieval_sequences(windows, length, distances, model.alphabet, rng)
+        predicted = _in_chunks(model, _predictions, tokens)[:, -1]
+        out.append(float((predicted == keys).mean()))
+    return np.array(out)
 
 
 def position_losses(model: TrainedModel, length: int, *, seed: int = 0, windows: int = 16) -> np.ndarray:
@@ -131,7 +255,7 @@ def position_losses(model: TrainedModel, length: int, *, seed: int = 0, windows:
     --------
     >>> from posenc_helpers.lab import ModelConfig, train
     >>> tiny = ModelConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, max_positions=64)
-    >>> model = train("alibi", train_len=8, steps=2, config=tiny, progress=False)
+    >>> model = train("alibi", train_len=8, steps=2, warmup=1, config=tiny, progress=False)
     >>> position_losses(model, 16, windows=2).shape
     (16,)
     """
@@ -151,7 +275,7 @@ def offset_accuracy(model: TrainedModel, lengths, *, seed: int = 0, windows: int
     --------
     >>> from posenc_helpers.lab import ModelConfig, train
     >>> tiny = ModelConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, max_positions=64)
-    >>> model = train("rope", task="offset", train_len=8, steps=2, config=tiny, progress=False)
+    >>> model = train("rope", task="offset", train_len=8, steps=2, warmup=1, config=tiny, progress=False)
     >>> offset_accuracy(model, [8, 16], windows=2).shape
     (2,)
     """
@@ -183,7 +307,7 @@ def offset_attention(model: TrainedModel, length: int, *, seed: int = 0, windows
     --------
     >>> from posenc_helpers.lab import ModelConfig, train
     >>> tiny = ModelConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, max_positions=64)
-    >>> model = train("rope", task="offset", train_len=8, steps=2, config=tiny, progress=False)
+    >>> model = train("rope", task="offset", train_len=8, steps=2, warmup=1, config=tiny, progress=False)
     >>> offset_attention(model, 16, windows=2).shape
     (16,)
     """
@@ -219,7 +343,7 @@ def rope_pair_norms(model: TrainedModel, *, seed: int = 0, windows: int = 16) ->
     --------
     >>> from posenc_helpers.lab import ModelConfig, train
     >>> tiny = ModelConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, max_positions=64)
-    >>> model = train("rope", train_len=8, steps=2, config=tiny, progress=False)
+    >>> model = train("rope", train_len=8, steps=2, warmup=1, config=tiny, progress=False)
     >>> rope_pair_norms(model, windows=2)["q"].shape
     (1, 2, 4)
     """

@@ -1,14 +1,14 @@
-"""Training the lab's models: byte-level text, or the "look φ tokens back" task.
+"""Training the lab's models on one of its tasks (:mod:`posenc_helpers.lab.tasks`).
 
 One compiled training step serves every method and every model of the same batch
 shape: the method lives in the hooks (data), and the learning rate is an input of
 the optimiser (``optax.inject_hyperparams``), so a new model costs no compilation.
+Several training budgets of one model share one run (:func:`train_budgets`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -21,17 +21,21 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from .._validation import check_choice, check_count, check_positive_real
+from .._validation import check_choice, check_count, check_lengths, check_positive_real
 from ..long_context import scaled_rope_frequencies
 from .cache import cached_run
-from .corpus import sample_windows, stdlib_corpus
 from .model import METHODS, Hooks, ModelConfig, forward, init_params, position_hooks
+from .tasks import TASKS, training_batch
 
 __all__ = [
     "TASKS",
     "TrainedModel",
+    "DEFAULT_CONFIGS",
+    "learning_rate_at",
     "train",
+    "train_budgets",
     "train_many",
+    "train_sweep",
     "fine_tune",
     "with_rope_scaling",
     "hooks_for",
@@ -39,9 +43,14 @@ __all__ = [
     "train_step_flops",
 ]
 
-#: ``"text"``: predict the next byte of Python source. ``"offset"``: on random
-#: symbols, output the symbol ``phi`` positions back (chapter 10's head, learned).
-TASKS: tuple[str, ...] = ("text", "offset")
+#: The model each task trains by default: the text model (about 0.59 M weights),
+#: and smaller ones for the symbol tasks (one layer for "offset", whose answer one
+#: attention layer can find; two for "retrieval").
+DEFAULT_CONFIGS: dict[str, ModelConfig] = {
+    "text": ModelConfig(),
+    "offset": ModelConfig(d_model=64, n_layers=1, d_ff=256),
+    "retrieval": ModelConfig(d_model=64, n_layers=2, d_ff=256),
+}
 
 
 @dataclass(frozen=True)
@@ -76,7 +85,7 @@ def hooks_for(model: TrainedModel, length: int) -> Hooks:
     """The position hooks ``model`` uses at ``length`` (with its RoPE rescaling, if any).
     Examples
     --------
-    >>> model = train("rope", train_len=8, steps=2, config=TINY, progress=False)
+    >>> model = train("rope", train_len=8, steps=2, warmup=1, config=TINY, progress=False)
     >>> hooks_for(model, 16).cos.shape
     (16, 4)
     """
@@ -120,24 +129,42 @@ def _train_step(params, opt_state, learning_rate, inputs, targets, weights, hook
     return optax.apply_updates(params, updates), opt_state, loss
 
 
-def _schedule(step: int, steps: int, peak: float) -> float:
-    """Linear warm-up over the first 10 % of the steps, then a cosine down to peak / 10."""
-    warmup = max(1, steps // 10)
+def learning_rate_at(step: int, budget: int, peak: float, warmup: int) -> float:
+    """The learning rate of step ``step`` of a run of ``budget`` steps: warm-up, stable, decay.
+
+    Linear warm-up over the first ``warmup`` steps, then ``peak`` until the last
+    :data:`DECAY_FRACTION` of the budget, then a linear decay to zero: the
+    warmup-stable-decay schedule. A run of a smaller budget is the same run as a
+    larger one up to the start of its own decay, which is what lets
+    :func:`train_budgets` train several budgets for little more than the largest.
+
+    References
+    ----------
+    .. [1] A. Hägele, E. Bakouch, A. Kosson, L. Ben Allal, L. von Werra, M. Jaggi,
+       "Scaling Laws and Compute-Optimal Training beyond Fixed Training Durations",
+       NeurIPS 2024, arXiv:2405.18392 (a decay of the last 20 % matches a cosine).
+
+    Examples
+    --------
+    A budget of 10 steps decays over its last 2, to a third of the peak at the end:
+
+    >>> [round(learning_rate_at(s, 10, 1.0, 2), 3) for s in (0, 1, 5, 7, 8, 9)]
+    [0.5, 1.0, 1.0, 1.0, 0.667, 0.333]
+    """
     if step < warmup:
         return peak * (step + 1) / warmup
-    progress = (step - warmup) / max(1, steps - warmup)
-    return peak * (0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * progress)))
+    decay_start = budget - _decay_steps(budget)
+    if step < decay_start:
+        return peak
+    return peak * (budget - step) / (budget - decay_start + 1)
 
 
-def _batch(task: str, length: int, batch_size: int, rng: np.random.Generator, phi: int, alphabet: int):
-    """Inputs, targets and loss weights, each ``(batch_size, length)``."""
-    if task == "text":
-        windows = sample_windows(stdlib_corpus().train, length + 1, batch_size, rng)
-        return windows[:, :-1], windows[:, 1:], np.ones((batch_size, length), np.float32)
-    symbols = rng.integers(0, alphabet, size=(batch_size, length)).astype(np.int32)
-    targets = np.roll(symbols, phi, axis=1)  # target at i: the symbol at i - phi
-    weights = (np.arange(length) >= phi).astype(np.float32)[None, :].repeat(batch_size, axis=0)
-    return symbols, targets, weights
+#: The share of a budget spent decaying the learning rate (:func:`learning_rate_at`).
+DECAY_FRACTION = 0.2
+
+
+def _decay_steps(budget: int) -> int:
+    return max(1, round(DECAY_FRACTION * budget))
 
 
 def _progress(total: int, description: str, enabled: bool):
@@ -155,9 +182,10 @@ def _run(
     task,
     config,
     length,
-    steps,
+    budgets,
     batch_size,
     learning_rate,
+    warmup,
     seed,
     phi,
     alphabet,
@@ -165,27 +193,131 @@ def _run(
     progress,
     description,
 ):
-    rng = np.random.default_rng(seed)
-    opt_state = _OPTIMIZER.init(params)
-    losses = []
-    bar = _progress(steps, description, progress)
+    """Train one trajectory to the largest budget, branching off each smaller budget's decay.
+
+    Returns ``{budget: (params, losses, seconds)}``; a branch's losses are the shared
+    steps' followed by its own decay's.
+    """
+    budgets = sorted(budgets)
+    largest = budgets[-1]
+    branch_at = {budget - _decay_steps(budget): budget for budget in budgets[:-1]}
+    total = largest + sum(_decay_steps(b) for b in budgets[:-1])
+    bar = _progress(total, description, progress)
+    results = {}
+    state = (params, _OPTIMIZER.init(params))
+    losses: list = []
     start = time.perf_counter()
-    for step in range(steps):
-        inputs, targets, weights = _batch(task, length, batch_size, rng, phi, alphabet)
-        lr = np.float32(_schedule(step, steps, learning_rate))
-        params, opt_state, loss = _train_step(
-            params, opt_state, lr, inputs, targets, weights, hooks, n_heads=config.n_heads
-        )
-        losses.append(loss)  # a device array: reading it now would wait for the step
-        if bar is not None and (step + 1) % 10 == 0:
-            loss.block_until_ready()  # JAX runs ahead of Python; the bar should not
-            bar.update(10)
-    if bar is not None:
-        bar.update(steps - bar.n)
-    losses = np.asarray(jax.device_get(jnp.stack(losses)), dtype=np.float64)
+
+    def advance(state, step, budget):
+        inputs, targets, weights = training_batch(task, length, batch_size, seed, step, phi=phi, alphabet=alphabet)
+        lr = np.float32(learning_rate_at(step, budget, learning_rate, warmup))
+        params, opt_state, loss = _train_step(*state, lr, inputs, targets, weights, hooks, n_heads=config.n_heads)
+        if bar is not None:
+            bar.update(1)
+            if bar.n % 10 == 0:
+                loss.block_until_ready()  # JAX runs ahead of Python; the bar should not
+        return (params, opt_state), loss
+
+    def finish(state, losses):
+        values = np.asarray(jax.device_get(jnp.stack(losses)), dtype=np.float64)
+        return state[0], values, time.perf_counter() - start
+
+    for step in range(largest):
+        if step in branch_at:  # a smaller budget starts its decay here: follow it to its end
+            budget = branch_at[step]
+            branch, branch_losses = state, list(losses)
+            for branch_step in range(step, budget):
+                branch, loss = advance(branch, branch_step, budget)
+                branch_losses.append(loss)
+            results[budget] = finish(branch, branch_losses)
+        state, loss = advance(state, step, largest)
+        losses.append(loss)
+    results[largest] = finish(state, losses)
     if bar is not None:
         bar.close()
-    return params, losses, time.perf_counter() - start
+    return results
+
+
+def _check_training(method, task, train_len, seed, batch_size, learning_rate, warmup, phi, alphabet, config):
+    method = check_choice(method, "method", METHODS)
+    task = check_choice(task, "task", TASKS)
+    train_len = check_count(train_len, "train_len", minimum=2)
+    seed = check_count(seed, "seed")
+    batch_size = check_count(batch_size, "batch_size", minimum=1)
+    learning_rate = check_positive_real(learning_rate, "learning_rate")
+    warmup = check_count(warmup, "warmup", minimum=1)
+    phi = check_count(phi, "phi", minimum=1)
+    alphabet = check_count(alphabet, "alphabet", minimum=2)
+    if config is None:
+        config = DEFAULT_CONFIGS[task]
+    if not isinstance(config, ModelConfig):
+        raise TypeError(f"config must be a ModelConfig, got {type(config).__name__}")
+    if train_len > config.max_positions:
+        raise ValueError(f"train_len must be at most config.max_positions = {config.max_positions}, got {train_len}")
+    if task == "offset" and phi >= train_len:
+        raise ValueError(f"phi must be smaller than train_len = {train_len}, got {phi}")
+    if task == "retrieval" and 2 * alphabet + 1 > config.vocab:
+        raise ValueError(
+            f"alphabet must be at most (config.vocab - 1) // 2 = {(config.vocab - 1) // 2}, got {alphabet}"
+        )
+    return method, task, train_len, seed, batch_size, learning_rate, warmup, phi, alphabet, config
+
+
+def train_budgets(
+    method: str,
+    *,
+    train_len: int,
+    budgets,
+    seed: int = 0,
+    task: str = "text",
+    batch_size: int = 16,
+    learning_rate: float = 3e-3,
+    warmup: int = 50,
+    config: ModelConfig | None = None,
+    phi: int = 3,
+    alphabet: int = 32,
+    progress: bool = True,
+) -> dict[int, TrainedModel]:
+    """Train one method for several budgets of steps at once: ``{budget: TrainedModel}``.
+
+    Each budget's model is what :func:`train` with ``steps=budget`` would give (the
+    same batches, the same schedule, up to rounding): the runs share their
+    stable-learning-rate part, and each smaller budget branches off for its own
+    decay (:func:`learning_rate_at`). The cost is the largest budget plus the
+    decays of the others.
+
+    Examples
+    --------
+    >>> models = train_budgets("rope", train_len=8, budgets=[4, 8], config=TINY, warmup=2, progress=False)
+    >>> sorted(models), models[4].steps, models[4].losses.shape
+    ([4, 8], 4, (4,))
+    """
+    method, task, train_len, seed, batch_size, learning_rate, warmup, phi, alphabet, config = _check_training(
+        method, task, train_len, seed, batch_size, learning_rate, warmup, phi, alphabet, config
+    )
+    budgets = check_lengths(budgets, "budgets", minimum=1)
+    if len(set(budgets)) != len(budgets):
+        raise ValueError(f"budgets must be distinct, got {budgets}")
+    inputs = dict(
+        params=init_params(jax.random.PRNGKey(seed), config),
+        method=method,
+        task=task,
+        config=config,
+        length=train_len,
+        budgets=tuple(sorted(budgets)),
+        batch_size=batch_size,
+        learning_rate=learning_rate,
+        warmup=warmup,
+        seed=seed,
+        phi=phi,
+        alphabet=alphabet,
+        hooks=position_hooks(method, train_len, config),
+    )
+    results = cached_run(_run, inputs, progress=progress, description=f"{method}, seed {seed}")
+    return {
+        budget: TrainedModel(method, task, config, params, train_len, seed, budget, losses, seconds, phi, alphabet)
+        for budget, (params, losses, seconds) in sorted(results.items())
+    }
 
 
 def train(
@@ -197,6 +329,7 @@ def train(
     task: str = "text",
     batch_size: int = 16,
     learning_rate: float = 3e-3,
+    warmup: int = 50,
     config: ModelConfig | None = None,
     phi: int = 3,
     alphabet: int = 32,
@@ -211,24 +344,28 @@ def train(
     train_len : int
         Sequence length of every training example, ``>= 2``.
     steps : int
-        Optimiser steps (AdamW, warm-up then cosine decay, gradient clipping at 1).
+        Optimiser steps (AdamW with gradient clipping at 1; the learning rate
+        warms up, stays, and decays over the last fifth: :func:`learning_rate_at`).
     seed : int, optional
         Seeds the initial weights and the training batches. Default 0.
-    task : {"text", "offset"}, optional
+    task : {"text", "offset", "retrieval"}, optional
         ``"text"`` (default): next-byte prediction on the training files of
-        :func:`~posenc_helpers.lab.stdlib_corpus`. ``"offset"``: sequences of
-        random symbols from ``range(alphabet)``; the target at position ``i >= phi``
-        is the symbol at ``i - phi``.
+        :func:`~posenc_helpers.lab.stdlib_corpus`. ``"offset"``: the target at
+        position ``i >= phi`` is the symbol at ``i - phi``. ``"retrieval"``: find
+        the one key symbol planted among ``alphabet`` filler symbols
+        (:mod:`posenc_helpers.lab.tasks`).
     batch_size : int, optional
         Sequences per step, default 16.
     learning_rate : float, optional
         Peak learning rate, default 3e-3.
+    warmup : int, optional
+        Steps of linear warm-up, default 50.
     config : ModelConfig, optional
-        The model's sizes; default ``ModelConfig()`` (and one layer for
-        ``task="offset"``). Its ``max_positions`` must be at least ``train_len``.
+        The model's sizes; default :data:`DEFAULT_CONFIGS` of the task. Its
+        ``max_positions`` must be at least ``train_len``.
     phi, alphabet : int, optional
-        The offset task's look-back distance (default 3) and number of symbols
-        (default 32).
+        The offset task's look-back distance (default 3); the number of symbols of
+        the offset task and of the retrieval task's filler and keys (default 32).
     progress : bool, optional
         Show a progress bar (``tqdm.auto``: a widget in Jupyter). Default True.
 
@@ -247,45 +384,27 @@ def train(
     A tiny model for a few steps (``TINY`` is ``ModelConfig(d_model=16, n_layers=1,
     n_heads=2, d_ff=32, max_positions=64)``):
 
-    >>> model = train("alibi", train_len=8, steps=5, config=TINY, progress=False)
+    >>> model = train("alibi", train_len=8, steps=5, warmup=1, config=TINY, progress=False)
     >>> model.method, model.train_len, model.losses.shape
     ('alibi', 8, (5,))
     >>> bool(model.losses[-1] < model.losses[0])
     True
     """
-    method = check_choice(method, "method", METHODS)
-    task = check_choice(task, "task", TASKS)
-    train_len = check_count(train_len, "train_len", minimum=2)
     steps = check_count(steps, "steps", minimum=1)
-    seed = check_count(seed, "seed")
-    batch_size = check_count(batch_size, "batch_size", minimum=1)
-    learning_rate = check_positive_real(learning_rate, "learning_rate")
-    phi = check_count(phi, "phi", minimum=1)
-    alphabet = check_count(alphabet, "alphabet", minimum=2)
-    if config is None:
-        config = ModelConfig(n_layers=1) if task == "offset" else ModelConfig()
-    if not isinstance(config, ModelConfig):
-        raise TypeError(f"config must be a ModelConfig, got {type(config).__name__}")
-    if train_len > config.max_positions:
-        raise ValueError(f"train_len must be at most config.max_positions = {config.max_positions}, got {train_len}")
-    if task == "offset" and phi >= train_len:
-        raise ValueError(f"phi must be smaller than train_len = {train_len}, got {phi}")
-    inputs = dict(
-        params=init_params(jax.random.PRNGKey(seed), config),
-        method=method,
+    return train_budgets(
+        method,
+        train_len=train_len,
+        budgets=[steps],
+        seed=seed,
         task=task,
-        config=config,
-        length=train_len,
-        steps=steps,
         batch_size=batch_size,
         learning_rate=learning_rate,
-        seed=seed,
+        warmup=warmup,
+        config=config,
         phi=phi,
         alphabet=alphabet,
-        hooks=position_hooks(method, train_len, config),
-    )
-    params, losses, seconds = cached_run(_run, inputs, progress=progress, description=f"{method}, seed {seed}")
-    return TrainedModel(method, task, config, params, train_len, seed, steps, losses, seconds, phi, alphabet)
+        progress=progress,
+    )[steps]
 
 
 _Item = TypeVar("_Item")
@@ -315,13 +434,31 @@ def train_many(methods: Iterable[str], seeds: Iterable[int], **kwargs) -> dict[t
 
     Examples
     --------
-    >>> models = train_many(["nope", "rope"], [0, 1], train_len=8, steps=2, config=TINY, progress=False)
+    >>> models = train_many(["nope", "rope"], [0, 1], train_len=8, steps=2, warmup=1, config=TINY, progress=False)
     >>> list(models)
     [('nope', 0), ('nope', 1), ('rope', 0), ('rope', 1)]
     """
     pairs = [(method, seed) for method in methods for seed in seeds]
     models = two_at_a_time(lambda pair: train(pair[0], seed=pair[1], **kwargs), pairs)
     return dict(zip(pairs, models, strict=True))
+
+
+def train_sweep(
+    methods: Iterable[str], seeds: Iterable[int], budgets, **kwargs
+) -> dict[tuple[str, int, int], TrainedModel]:
+    """:func:`train_budgets` every method with every seed, two at a time.
+
+    Returns ``{(method, seed, budget): TrainedModel}``.
+
+    Examples
+    --------
+    >>> models = train_sweep(["alibi"], [0], [2, 4], train_len=8, warmup=1, config=TINY, progress=False)
+    >>> list(models)
+    [('alibi', 0, 2), ('alibi', 0, 4)]
+    """
+    pairs = [(method, seed) for method in methods for seed in seeds]
+    runs = two_at_a_time(lambda pair: train_budgets(pair[0], seed=pair[1], budgets=budgets, **kwargs), pairs)
+    return {(m, s, b): model for (m, s), run in zip(pairs, runs, strict=True) for b, model in run.items()}
 
 
 def with_rope_scaling(model: TrainedModel, scaling: str, factor: float) -> TrainedModel:
@@ -333,7 +470,7 @@ def with_rope_scaling(model: TrainedModel, scaling: str, factor: float) -> Train
 
     Examples
     --------
-    >>> model = train("rope", train_len=8, steps=2, config=TINY, progress=False)
+    >>> model = train("rope", train_len=8, steps=2, warmup=1, config=TINY, progress=False)
     >>> from posenc_helpers import rope_frequencies
     >>> scaled = with_rope_scaling(model, "linear", 4.0)
     >>> scaled.scaling, bool((scaled.inv_freq * 4 == rope_frequencies(8)).all())
@@ -358,17 +495,20 @@ def fine_tune(
     steps: int,
     batch_size: int = 4,
     learning_rate: float = 1e-3,
-    seed: int = 1,
+    seed: int | None = None,
     progress: bool = True,
 ) -> TrainedModel:
     """Continue training ``model`` (with its RoPE rescaling, if any) on sequences of ``length``.
 
-    The result keeps ``train_len`` (evaluations keep scoring the same span of
+    The learning rate warms up over a tenth of ``steps`` and decays over the last
+    fifth (:func:`learning_rate_at`). The batches come from ``seed`` (default
+    ``10_000 + model.seed``: other batches than the original training's). The
+    result keeps ``train_len`` (evaluations keep scoring the same span of
     positions) and records ``fine_tune_len``.
 
     Examples
     --------
-    >>> model = train("rope", train_len=8, steps=2, config=TINY, progress=False)
+    >>> model = train("rope", train_len=8, steps=2, warmup=1, config=TINY, progress=False)
     >>> tuned = fine_tune(model, length=16, steps=2, progress=False)
     >>> tuned.train_len, tuned.fine_tune_len
     (8, 16)
@@ -385,16 +525,17 @@ def fine_tune(
         task=model.task,
         config=model.config,
         length=length,
-        steps=steps,
+        budgets=(steps,),
         batch_size=check_count(batch_size, "batch_size", minimum=1),
         learning_rate=check_positive_real(learning_rate, "learning_rate"),
-        seed=check_count(seed, "seed"),
+        warmup=max(1, steps // 10),
+        seed=10_000 + model.seed if seed is None else check_count(seed, "seed"),
         phi=model.phi,
         alphabet=model.alphabet,
         hooks=hooks_for(model, length),
     )
     description = f"{model.method} ({model.scaling}), fine-tune at {length}"
-    params, losses, seconds = cached_run(_run, inputs, progress=progress, description=description)
+    params, losses, seconds = cached_run(_run, inputs, progress=progress, description=description)[steps]
     return dataclasses.replace(model, params=params, losses=losses, seconds=seconds, steps=steps, fine_tune_len=length)
 
 
@@ -405,7 +546,7 @@ def train_step_flops(config: ModelConfig, batch_size: int, length: int) -> float
     ``W_down`` (``2 d (3d + d + 2 d_ff)`` operations) and computes ``L`` scores and ``L``
     weighted values per head (``4 L d``, the full ``L x L`` matrix, as the model does);
     the unembedding adds ``2 d vocab``. The backward pass costs about twice the forward
-    pass, so a step is three forward passes. Element-wise work (norms, softmax, GELU,
+    pass, so a step is three forward passes. Element-wise work (norms, softmax, ReLU,
     the optimiser) is left out, so this is a lower bound.
 
     Examples
