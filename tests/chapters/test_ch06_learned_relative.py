@@ -7,6 +7,7 @@ logits built from the explicit vectors a_ij), never from the code under test.
 
 import math
 import re
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -397,3 +398,13 @@ def test_t5_explorer_rejects_bad_span():
         T5BucketExplorer(span=10)
     with pytest.raises(TypeError, match="span"):
         T5BucketExplorer(span=100.0)
+
+
+def test_relative_schemes_are_said_to_be_defined_not_to_work_at_any_length():
+    # Issue 23: being defined at every length does not make a trained model work there (chapter 11).
+    text = (Path(__file__).resolve().parents[2] / "notebooks" / "text" / "06_learned_and_relative.md").read_text()
+    prose = " ".join(text.split())
+    assert "so relative schemes work at any sequence length" not in prose
+    assert "can be used at any length" not in prose and "can be run on sequences of any length" not in prose
+    assert "so relative schemes are *defined* at any sequence length" in prose
+    assert "does not make a trained model work there" in prose

@@ -4,6 +4,7 @@ Reference numbers are derived by hand in the comments (head width 128, base 1000
 """
 
 import math
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -112,3 +113,16 @@ def test_explorer_rejects_bad_arguments():
         RopeScalingExplorer(method="dynamic")
     with pytest.raises(ValueError, match="factor"):
         RopeScalingExplorer(factor=5.0)
+
+
+def test_chapter_says_rescaling_is_followed_by_fine_tuning_and_what_perplexity_misses():
+    # Issue 23: the takeaways used to read as if rescaling alone gave a long context.
+    text = (Path(__file__).resolve().parents[2] / "notebooks" / "text" / "09_long_context.md").read_text()
+    section = text[text.index("## 9.6 After rescaling") : text.index("## 9.7 ")]
+    prose = " ".join(section.split())
+    assert "within 1000 steps" in prose and "{cite}`chen2023interpolation`" in prose  # Chen et al., abstract
+    assert "for 400 steps at $s = 16$" in prose and "{cite}`peng2024yarn`" in prose  # Peng et al., section 4
+    for key in ("men2024base", "hsieh2024ruler", "grattafiori2024llama3", "deepseekai2024v3"):
+        assert f"{{cite}}`{key}`" in prose
+    takeaways = " ".join(text[text.index("## Key takeaways") :].split())
+    assert "followed by a short fine-tune at the new length" in takeaways and "perplexity" in takeaways

@@ -24,6 +24,10 @@ def test_every_shipped_config_describes(key):
     assert report.kept.size + report.in_between.size + report.interpolated.size == report.rotary_dim // 2
     text = str(report)
     assert text.startswith(entry["name"]) and "float32" in text and "bfloat16" in text
+    # original_max_position_embeddings is the length a rule is anchored to, not a trained length (issue 23)
+    assert "trained context" not in text
+    if report.anchor_context is not None:
+        assert f"anchored at {report.anchor_field} = {report.anchor_context} tokens" in text
 
 
 def test_llama31_report_by_hand():
