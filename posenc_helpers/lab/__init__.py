@@ -19,7 +19,7 @@ module                      idea
 """
 
 from .cache import CACHE_VARIABLE
-from .corpus import SNAPSHOT_PATH, STDLIB_FILES, Corpus, read_snapshot, stdlib_corpus
+from .corpus import SNAPSHOT_PATH, SNAPSHOT_SHA256, STDLIB_FILES, Corpus, read_snapshot, stdlib_corpus
 from .evaluation import (
     length_curve,
     length_losses,
@@ -36,6 +36,7 @@ from .protocol import (
     CONTROLS,
     PROTOCOL,
     Protocol,
+    agrees_with_record,
     extrapolation_verdicts,
     lab_digest,
     length_curves,
@@ -49,6 +50,7 @@ from .protocol import (
 from .statistics import FLAT_MARGIN, classify_rise, seed_interval
 from .tasks import TASKS, retrieval_sequences, training_batch
 from .training import (
+    DECAY_FRACTION,
     DEFAULT_CONFIGS,
     TrainedModel,
     fine_tune,
@@ -66,6 +68,7 @@ from .training import (
 __all__ = [
     "CACHE_VARIABLE",
     "SNAPSHOT_PATH",
+    "SNAPSHOT_SHA256",
     "STDLIB_FILES",
     "Corpus",
     "read_snapshot",
@@ -82,6 +85,7 @@ __all__ = [
     "training_batch",
     "retrieval_sequences",
     "DEFAULT_CONFIGS",
+    "DECAY_FRACTION",
     "TrainedModel",
     "learning_rate_at",
     "train",
@@ -113,6 +117,7 @@ __all__ = [
     "summarise_text",
     "extrapolation_verdicts",
     "retrieval_verdicts",
+    "agrees_with_record",
     "works_past_training_length",
     "record_lab",
     "record_verdicts",

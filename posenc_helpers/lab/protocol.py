@@ -44,6 +44,7 @@ __all__ = [
     "summarise_text",
     "extrapolation_verdicts",
     "retrieval_verdicts",
+    "agrees_with_record",
     "works_past_training_length",
     "record_lab",
     "record_verdicts",
@@ -115,10 +116,11 @@ CONTROLS: dict[str, dict] = {
 }
 
 
-def lab_digest(protocol: Protocol = PROTOCOL) -> str:
+def lab_digest(protocol: Protocol = PROTOCOL, *, folder: Path | str | None = None) -> str:
     """SHA-256 of the lab's source files, the protocol and the corpus snapshot's digest.
 
     The record stores it; a test fails when the lab now computes a different one.
+    ``folder`` holds the sources (default: this package's ``lab`` folder).
 
     Examples
     --------
@@ -126,7 +128,7 @@ def lab_digest(protocol: Protocol = PROTOCOL) -> str:
     (64, False)
     """
     digest = hashlib.sha256()
-    for source in sorted(Path(__file__).parent.glob("*.py")):
+    for source in sorted(Path(folder or Path(__file__).parent).glob("*.py")):
         digest.update(source.name.encode() + b"\0" + source.read_bytes())
     digest.update(json.dumps(asdict(protocol), sort_keys=True).encode())
     digest.update(SNAPSHOT_SHA256.encode())
@@ -196,7 +198,7 @@ def extrapolation_verdicts(text: dict, protocol: Protocol = PROTOCOL, budget: in
     """Each method's verdict at ``budget`` (default the largest): ``"flat"`` when the loss at
     every longer length stays within the margin of the loss at the training length,
     ``"rises"`` when it exceeds it by more at some length (95 % seed intervals,
-    :func:`~posenc_helpers.lab.statistics.classify_rise`), else ``"unresolved"``.
+    :func:`~posenc_helpers.lab.classify_rise`), else ``"unresolved"``.
 
     ``text`` is the record's ``"text"`` part: ``{method: {seed: {budget: summary}}}``.
 
@@ -244,8 +246,42 @@ def retrieval_verdicts(retrieval: dict, protocol: Protocol = PROTOCOL) -> dict[s
     return out
 
 
+def agrees_with_record(live: dict, record: dict, budget: int, *, widen: float = 3.0) -> dict[str, bool]:
+    """Whether a live run agrees with the record: for each method, its mean loss and its rise
+    at every length it was scored at lie within the range the recorded seeds span at
+    ``budget``, widened on each side by ``widen`` standard errors of the live estimate and of
+    the recorded one.
+
+    ``live`` maps a method to :func:`summarise_text` of a live run (the record's first
+    lengths); ``record`` is :func:`~posenc_helpers.measured.trained_extrapolation`'s.
+
+    Examples
+    --------
+    >>> entry = {"mean": [2.0, 2.5], "se": [0.02, 0.02], "rise": [0.0, 0.5], "rise_se": [0.0, 0.01]}
+    >>> record = {"protocol": {"seeds": [0, 1]}, "text": {"rope": {"0": {"250": entry}, "1": {"250": entry}}}}
+    >>> live = {"rope": {"mean": [2.1, 2.6], "se": [0.03, 0.03], "rise": [0.0, 0.5], "rise_se": [0.0, 0.01]}}
+    >>> agrees_with_record(live, record, 250)   # 2.1 is within 3 * (0.03 + 0.02) of 2.0
+    {'rope': True}
+    >>> live["rope"]["mean"][0] = 2.2
+    >>> agrees_with_record(live, record, 250)
+    {'rope': False}
+    """
+    widen = check_positive_real(widen, "widen")
+    out = {}
+    for method, summary in live.items():
+        runs = [record["text"][method][str(seed)][str(budget)] for seed in record["protocol"]["seeds"]]
+        ok = True
+        for value_key, se_key in (("mean", "se"), ("rise", "rise_se")):
+            for k, value in enumerate(summary[value_key]):
+                recorded = [run[value_key][k] for run in runs]
+                slack = widen * (summary[se_key][k] + max(run[se_key][k] for run in runs))
+                ok &= min(recorded) - slack <= value <= max(recorded) + slack
+        out[method] = bool(ok)
+    return out
+
+
 def works_past_training_length(curves: dict, threshold: float = FLAT_MARGIN) -> dict[str, bool]:
-    """Whether each method's loss stays within ``threshold`` of its loss at the training length
+    """Whether each method's loss rises by at most ``threshold`` above its loss at the training length
     on every seed, from ``{(method, seed): losses at L, 2L, ...}`` (a quick look; the record's
     verdicts use seed intervals, :func:`extrapolation_verdicts`).
 
@@ -259,7 +295,7 @@ def works_past_training_length(curves: dict, threshold: float = FLAT_MARGIN) -> 
     worst: dict[str, float] = {}
     for (method, _seed), losses in curves.items():
         losses = np.asarray(losses, dtype=float)
-        worst[method] = max(worst.get(method, -np.inf), float(np.abs(losses[1:] - losses[0]).max()))
+        worst[method] = max(worst.get(method, -np.inf), float((losses[1:] - losses[0]).max()))
     return {method: bool(rise <= threshold) for method, rise in worst.items()}
 
 
@@ -276,9 +312,9 @@ def _rounded(value):
 def record_lab(path: Path | str = RECORD_PATH, *, protocol: Protocol = PROTOCOL, progress: bool = True) -> dict:
     """Run the whole experiment of :data:`PROTOCOL`, write its record to ``path`` and return it.
 
-    About 40 minutes on a two-core CPU (``make record-lab``, which also sets
-    ``POSENC_LAB_CACHE`` so that a rerun after an edit outside the training code
-    reuses the trained models).
+    Under an hour on a two-core CPU; the record keeps the seconds each part took
+    (``"seconds"``). ``make record-lab`` also sets ``POSENC_LAB_CACHE``, so that a
+    rerun after an edit outside the lab's training code reuses the trained models.
     """
     started = time.perf_counter()
     seconds: dict[str, float] = {}

@@ -19,6 +19,7 @@ from .ch10_comparison import plot_checklist_grid, plot_head_weights
 from .ch11_train_short_test_long import (
     METHOD_STYLES,
     log_binned,
+    plot_interval_curves,
     plot_length_curves,
     plot_pair_norms,
     plot_position_losses,
@@ -58,6 +59,7 @@ __all__ = [
     "plot_head_weights",
     "METHOD_STYLES",
     "log_binned",
+    "plot_interval_curves",
     "plot_length_curves",
     "plot_position_losses",
     "plot_pair_norms",

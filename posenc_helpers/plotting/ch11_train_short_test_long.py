@@ -14,7 +14,14 @@ from matplotlib.axes import Axes
 
 from ._style import OKABE_ITO
 
-__all__ = ["METHOD_STYLES", "log_binned", "plot_length_curves", "plot_position_losses", "plot_pair_norms"]
+__all__ = [
+    "METHOD_STYLES",
+    "log_binned",
+    "plot_length_curves",
+    "plot_interval_curves",
+    "plot_position_losses",
+    "plot_pair_norms",
+]
 
 #: Colour, line style and marker of each lab method: told apart by colour and by shape.
 METHOD_STYLES: dict[str, dict[str, object]] = {
@@ -296,4 +303,90 @@ def plot_pair_norms(
     if title:
         ax.set_title(title)
     ax.legend(fontsize=8)
+    return ax
+
+
+def plot_interval_curves(
+    means: Mapping[str, np.ndarray],
+    halves: Mapping[str, np.ndarray],
+    x: np.ndarray,
+    *,
+    train_len: int | None = None,
+    references: Mapping[str, float] | None = None,
+    ax: Axes | None = None,
+    title: str | None = None,
+    xlabel: str = "evaluation length (tokens, log scale)",
+    ylabel: str = "held-out loss (nats per byte)",
+    legend_loc: str = "upper left",
+) -> Axes:
+    """Mean over seeds with its 95 % interval as error bars, one line per method, on a log2 x axis.
+
+    Parameters
+    ----------
+    means, halves : mapping of str to array_like
+        Method to the mean at each ``x``, and to the half-width of its interval.
+    x : array_like
+        Positions on the x axis (lengths or budgets), increasing.
+    train_len : int, optional
+        Drawn as a dotted vertical line when given.
+    references : mapping of str to float, optional
+        Horizontal reference lines (baselines, chance), labelled at the right edge.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure is made if omitted.
+    title, xlabel, ylabel : str, optional
+        Texts of the axes.
+    legend_loc : str, optional
+        Where the legend goes, default ``"upper left"``.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``means`` is empty, a method has no half-widths, or a series does not
+        have one number per ``x``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ax = plot_interval_curves({"alibi": [2.0, 2.0]}, {"alibi": [0.1, 0.1]}, np.array([64, 128]),
+    ...                           train_len=64, references={"4-gram": 1.7})
+    >>> [line.get_label() for line in ax.lines if not line.get_label().startswith("_")]
+    ['training length']
+    >>> sorted(text.get_text() for text in ax.texts)
+    ['4-gram']
+    >>> plt.close("all")
+    """
+    x = _as_curve(x, "x")
+    if not means:
+        raise ValueError("means must hold at least one method")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7.0, 4.0), constrained_layout=True)
+    for method, values in means.items():
+        if method not in halves:
+            raise ValueError(f"halves must hold a half-width for every method of means, missing {method!r}")
+        values = _as_curve(values, f"means[{method!r}]", x.size)
+        half = _as_curve(halves[method], f"halves[{method!r}]", x.size)
+        style = _style(method)
+        ax.errorbar(
+            x, values, yerr=half, color=style["color"], linestyle=style["linestyle"], marker=style["marker"],
+            markersize=5, capsize=3, linewidth=1.6, label=method_label(method),
+        )  # fmt: skip
+    for label, value in (references or {}).items():
+        ax.axhline(value, color="0.55", linewidth=0.9, linestyle=(0, (4, 3)))
+        ax.annotate(
+            label, (1.0, value), xycoords=("axes fraction", "data"), xytext=(3, 0), textcoords="offset points",
+            va="center", fontsize=8, color="0.35",
+        )  # fmt: skip
+    if train_len is not None:
+        ax.axvline(train_len, color="0.4", linewidth=1.0, linestyle=(0, (1, 2)), label="training length")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(x, [f"{int(v)}" for v in x])
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    ax.legend(fontsize=8, loc=legend_loc, ncol=2)
     return ax

@@ -24,9 +24,8 @@ from posenc_helpers import (
     sinusoidal_encoding,
     t5_relative_bucket,
 )
-from posenc_helpers.lab.corpus import HELD_OUT_EVERY, sample_windows, window_ends
+from posenc_helpers.lab.corpus import HELD_OUT_EVERY, SNAPSHOT_SHA256, read_snapshot, sample_windows, window_ends
 from posenc_helpers.lab.evaluation import _windows
-from posenc_helpers.lab.training import _batch, _schedule
 from posenc_helpers.measured import RECORD_PATH, trained_extrapolation
 
 TINY = lab.ModelConfig(
@@ -40,8 +39,8 @@ def _layer_norm(x, scale):
     return (x - mean) / np.sqrt(((x - mean) ** 2).mean(-1, keepdims=True) + 1e-5) * scale
 
 
-def _gelu(x):  # the tanh approximation, jax.nn.gelu's default
-    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+def _relu(x):
+    return np.maximum(x, 0.0)
 
 
 def reference_logits(params, tokens, method, config, *, inv_freq=None, attention_factor=1.0):
@@ -76,7 +75,7 @@ def reference_logits(params, tokens, method, config, *, inv_freq=None, attention
             weights = np.exp(scores - scores.max(axis=1, keepdims=True))
             heads.append((weights / weights.sum(axis=1, keepdims=True)) @ v[:, cut])
         x = x + np.concatenate(heads, axis=1) @ layer["out"]
-        x = x + _gelu(_layer_norm(x, layer["norm2"]) @ layer["up"]) @ layer["down"]
+        x = x + _relu(_layer_norm(x, layer["norm2"]) @ layer["up"]) @ layer["down"]
     return _layer_norm(x, p["norm"]) @ p["unembed"]
 
 
@@ -138,13 +137,34 @@ def test_hooks_are_neutral_for_the_methods_that_do_not_use_them():
 # --------------------------------------------------------------------------- corpus and batches
 def test_corpus_split_by_file_every_fifth_held_out():
     corpus = lab.stdlib_corpus()
-    assert not set(corpus.train_files) & set(corpus.held_out_files)
-    ordered = [f for f in lab.STDLIB_FILES if f not in corpus.missing_files]
+    assert not set(corpus.train_files) & set(corpus.held_out_files) and not corpus.missing_files
     assert list(corpus.held_out_files) == [
-        f for i, f in enumerate(lab.STDLIB_FILES) if i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1 and f in ordered
+        f for i, f in enumerate(lab.STDLIB_FILES) if i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1
     ]
+    assert len(corpus.held_out_files) == len(lab.STDLIB_FILES) // 5 == 23
     assert list(lab.STDLIB_FILES) == sorted(lab.STDLIB_FILES)
     assert lab.stdlib_corpus() is corpus  # read once
+    files = read_snapshot()
+    held = b"".join(files[name] + b"\n\n" for name in corpus.held_out_files)
+    assert corpus.held_out.tobytes() == held
+    assert corpus.train.size + corpus.held_out.size == sum(len(files[n]) + 2 for n in lab.STDLIB_FILES)
+
+
+def test_the_corpus_is_the_snapshot_and_nothing_else(tmp_path):
+    """The same bytes on every machine: the snapshot's digest is checked, and it carries its licence."""
+    import hashlib
+
+    raw = lab.SNAPSHOT_PATH.read_bytes()
+    assert hashlib.sha256(raw).hexdigest() == SNAPSHOT_SHA256
+    files = read_snapshot()
+    assert "PYTHON SOFTWARE FOUNDATION LICENSE VERSION 2" in files["LICENSE.txt"].decode()
+    assert set(files) == {*lab.STDLIB_FILES, "LICENSE.txt"}
+    tampered = tmp_path / "corpus.tar.xz"
+    tampered.write_bytes(raw[:-1] + bytes([raw[-1] ^ 1]))
+    with pytest.raises(ValueError, match="SHA-256"):
+        read_snapshot(tampered)
+    with pytest.raises(FileNotFoundError):
+        read_snapshot(tmp_path / "missing.tar.xz")
 
 
 def test_windows_of_every_length_end_at_the_same_bytes():
@@ -155,36 +175,79 @@ def test_windows_of_every_length_end_at_the_same_bytes():
     np.testing.assert_array_equal(long_in[:, 1:], long_target[:, :-1])  # targets are the next bytes
     ends = window_ends(np.zeros(1000, np.uint8), 100, 50, seed=1)
     assert ends.min() >= 100 and ends.max() <= 1000 and len(set(ends)) == 50
+    indices = lab.scored_byte_indices(8, TINY.max_positions, windows=5, seed=2)
+    np.testing.assert_array_equal(lab.stdlib_corpus().held_out[indices], short_target[:, -8:])
 
 
 def test_offset_batches_ask_for_the_symbol_phi_back():
-    inputs, targets, weights = _batch("offset", 12, 4, np.random.default_rng(0), phi=3, alphabet=5)
+    inputs, targets, weights = lab.training_batch("offset", 12, 4, seed=0, step=0, phi=3, alphabet=5)
     np.testing.assert_array_equal(targets[:, 3:], inputs[:, :-3])
     np.testing.assert_array_equal(weights[0], [0, 0, 0] + [1] * 9)
     assert inputs.max() < 5
 
 
+def test_retrieval_batches_plant_one_key_and_score_only_the_query():
+    inputs, targets, weights = lab.training_batch("retrieval", 16, 200, seed=3, step=7, alphabet=5)
+    keys = targets[:, -1]
+    assert ((keys >= 5) & (keys < 10)).all() and (inputs[:, -1] == 10).all()
+    planted = (inputs[:, :-1] >= 5).sum(axis=1)
+    np.testing.assert_array_equal(planted, 1)  # exactly one key symbol per sequence
+    rows, where = np.nonzero(inputs[:, :-1] >= 5)
+    np.testing.assert_array_equal(inputs[rows, where], keys[rows])
+    distances = 15 - where
+    assert distances.min() == 1 and distances.max() == 15  # every distance a training sequence can hold
+    np.testing.assert_array_equal(weights.sum(axis=1), 1) and np.testing.assert_array_equal(weights[:, -1], 1)
+
+
+def test_batches_depend_on_seed_and_step_only():
+    a = lab.training_batch("text", 8, 3, seed=1, step=4)
+    b = lab.training_batch("text", 8, 3, seed=1, step=4)
+    c = lab.training_batch("text", 8, 3, seed=1, step=5)
+    np.testing.assert_array_equal(a[0], b[0])
+    assert not np.array_equal(a[0], c[0])
+
+
 def test_learning_rate_schedule_by_hand():
-    assert _schedule(0, 100, 1.0) == pytest.approx(0.1)  # warm-up over 10 steps
-    assert _schedule(9, 100, 1.0) == pytest.approx(1.0)
-    assert _schedule(10, 100, 1.0) == pytest.approx(1.0)  # the cosine starts at the peak
-    assert _schedule(100, 100, 1.0) == pytest.approx(0.1)  # and ends at a tenth
+    rate = lab.learning_rate_at
+    assert rate(0, 100, 1.0, 10) == pytest.approx(0.1)  # warm-up over 10 steps
+    assert rate(9, 100, 1.0, 10) == pytest.approx(1.0)
+    assert rate(79, 100, 1.0, 10) == pytest.approx(1.0)  # stable until the last fifth
+    assert rate(80, 100, 1.0, 10) == pytest.approx(20 / 21)  # then linear towards 0
+    assert rate(99, 100, 1.0, 10) == pytest.approx(1 / 21)
+    # a smaller budget is the same run up to its own decay
+    assert [rate(s, 50, 1.0, 10) for s in range(40)] == [rate(s, 100, 1.0, 10) for s in range(40)]
 
 
 # --------------------------------------------------------------------------- training and evaluation
 @pytest.fixture(scope="module")
 def tiny_models():
-    kwargs = dict(train_len=8, steps=30, batch_size=4, config=TINY, progress=False)
+    kwargs = dict(train_len=8, steps=30, batch_size=4, warmup=3, config=TINY, progress=False)
     return {method: lab.train(method, **kwargs) for method in ("learned", "t5", "rope")}
 
 
 def test_training_lowers_the_loss_and_is_deterministic(tiny_models):
     model = tiny_models["rope"]
     assert model.losses[-5:].mean() < model.losses[:5].mean() - 0.5
-    again = lab.train("rope", train_len=8, steps=30, batch_size=4, config=TINY, progress=False)
+    again = lab.train("rope", train_len=8, steps=30, batch_size=4, warmup=3, config=TINY, progress=False)
     np.testing.assert_array_equal(again.losses, model.losses)
-    other = lab.train("rope", train_len=8, steps=30, batch_size=4, config=TINY, progress=False, seed=1)
+    other = lab.train("rope", train_len=8, steps=30, batch_size=4, warmup=3, config=TINY, progress=False, seed=1)
     assert not np.array_equal(other.losses, model.losses)
+
+
+def test_budgets_sharing_one_run_equal_separate_runs():
+    """Each budget of train_budgets is the model train(steps=budget) gives: same batches,
+    same schedule (a second method: the separate runs)."""
+    kwargs = dict(train_len=8, batch_size=4, warmup=3, config=TINY, progress=False)
+    shared = lab.train_budgets("alibi", budgets=[10, 20, 40], **kwargs)
+    for budget in (10, 20, 40):
+        alone = lab.train("alibi", steps=budget, **kwargs)
+        np.testing.assert_allclose(shared[budget].losses, alone.losses, rtol=1e-5, atol=1e-6)
+        leaves = zip(
+            jax.tree_util.tree_leaves(shared[budget].params), jax.tree_util.tree_leaves(alone.params), strict=True
+        )
+        for a, b in leaves:
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-5)
+    assert not np.allclose(np.asarray(shared[10].params["unembed"]), np.asarray(shared[20].params["unembed"]))
 
 
 def test_untrained_rows_and_buckets_keep_their_initial_values(tiny_models):
@@ -231,7 +294,7 @@ def test_stored_runs_are_reused_only_for_the_same_inputs(tiny_models, tmp_path, 
     with the weights, losses and time of the first; any changed input trains anew."""
     import posenc_helpers.lab.training as training
 
-    kwargs = dict(train_len=8, steps=30, batch_size=4, config=TINY, progress=False)
+    kwargs = dict(train_len=8, steps=30, batch_size=4, warmup=3, config=TINY, progress=False)
     monkeypatch.setenv(lab.CACHE_VARIABLE, str(tmp_path))
     first = lab.train("rope", **kwargs)
     np.testing.assert_array_equal(first.losses, tiny_models["rope"].losses)  # stored runs train as usual
@@ -245,7 +308,7 @@ def test_stored_runs_are_reused_only_for_the_same_inputs(tiny_models, tmp_path, 
         patch.setattr(training, "_run", no_training)
         again = lab.train("rope", **kwargs)
         tuned_again = lab.fine_tune(again, length=16, steps=3, progress=False)
-        for changed in (dict(seed=1), dict(steps=29), dict(train_len=7), dict(batch_size=3)):
+        for changed in (dict(seed=1), dict(steps=29), dict(train_len=7), dict(batch_size=3), dict(warmup=4)):
             with pytest.raises(AssertionError, match="trained although"):
                 lab.train("rope", **{**kwargs, **changed})
         with pytest.raises(AssertionError, match="trained although"):
@@ -267,14 +330,44 @@ def test_stored_runs_are_reused_only_for_the_same_inputs(tiny_models, tmp_path, 
 
 def test_offset_task_measurements():
     model = lab.train(
-        "rope", task="offset", train_len=8, steps=5, batch_size=4, phi=2, alphabet=4, config=TINY, progress=False
-    )
+        "rope", task="offset", train_len=8, steps=5, batch_size=4, phi=2, alphabet=4, warmup=1, config=TINY,
+        progress=False,
+    )  # fmt: skip
     accuracy = lab.offset_accuracy(model, [8, 16], windows=3)
     assert accuracy.shape == (2,) and ((accuracy >= 0) & (accuracy <= 1)).all()
     weights = lab.offset_attention(model, 16, windows=2)
     assert np.isnan(weights[:2]).all() and ((weights[2:] >= 0) & (weights[2:] <= 1)).all()
     with pytest.raises(ValueError, match="task='offset'"):
-        lab.offset_accuracy(lab.train("rope", train_len=8, steps=1, config=TINY, progress=False), [8])
+        lab.offset_accuracy(lab.train("rope", train_len=8, steps=1, warmup=1, config=TINY, progress=False), [8])
+
+
+def test_retrieval_accuracy_places_the_key_and_counts_right_answers():
+    model = lab.train(
+        "nope", task="retrieval", train_len=8, steps=3, batch_size=4, alphabet=5, warmup=1, config=TINY,
+        progress=False,
+    )  # fmt: skip
+    for placement in ("far", "near"):
+        accuracy = lab.retrieval_accuracy(model, [8, 16, 32], placement=placement, windows=6)
+        assert accuracy.shape == (3,) and ((accuracy >= 0) & (accuracy <= 1)).all()
+    with pytest.raises(ValueError, match="placement"):
+        lab.retrieval_accuracy(model, [8], placement="middle")
+    with pytest.raises(ValueError, match="task='retrieval'"):
+        lab.retrieval_accuracy(lab.train("rope", train_len=8, steps=1, warmup=1, config=TINY, progress=False), [8])
+    with pytest.raises(ValueError, match="retrieval_accuracy"):
+        lab.length_curve(model, [8])
+
+
+def test_retrieval_accuracy_by_hand_on_a_model_that_always_answers_one_symbol():
+    """A model whose logits ignore the input names the key exactly when the key is that symbol:
+    accuracy = the share of keys equal to it (counted here from the same sequences)."""
+    params = lab.init_params(jax.random.PRNGKey(0), TINY)
+    params = jax.tree_util.tree_map(np.zeros_like, params)
+    params["norm"] = np.ones(TINY.d_model, np.float32)
+    bias_row = np.zeros((TINY.d_model, 256), np.float32)
+    params["unembed"] = bias_row
+    model = lab.TrainedModel("nope", "retrieval", TINY, params, 8, 0, 1, np.zeros(1), 0.0, alphabet=5)
+    # all logits equal: argmax is symbol 0, never a key (keys are 5..9)
+    np.testing.assert_array_equal(lab.retrieval_accuracy(model, [8, 16], windows=10), [0.0, 0.0])
 
 
 def test_rope_pair_norms_are_rotation_invariant_norms(tiny_models):
@@ -299,6 +392,17 @@ def test_rope_pair_norms_are_rotation_invariant_norms(tiny_models):
         (lambda: lab.position_hooks("rope", 0), ValueError, ["length"]),
         (lambda: lab.position_hooks("rope", 4, inv_freq=np.ones(3)), ValueError, ["inv_freq"]),
         (lambda: lab.works_past_training_length({("a", 0): [1, 2]}, threshold=-1), ValueError, ["threshold"]),
+        (lambda: lab.train_budgets("rope", train_len=8, budgets=[4, 4]), ValueError, ["budgets", "distinct"]),
+        (lambda: lab.train_budgets("rope", train_len=8, budgets=[0]), ValueError, ["budgets"]),
+        (lambda: lab.train("rope", train_len=8, steps=1, warmup=0), ValueError, ["warmup"]),
+        (lambda: lab.train("rope", train_len=8, steps=1, task="retrieval", alphabet=200), ValueError, ["alphabet"]),
+        (lambda: lab.ModelConfig(table_std=0), ValueError, ["table_std"]),
+        (lambda: lab.ngram_byte_losses(np.zeros(5, np.uint8), np.zeros(3, np.uint8), 0), ValueError, ["order"]),
+        (lambda: lab.ngram_byte_losses(np.zeros(5), np.zeros(3, np.uint8), 2), TypeError, ["train"]),
+        (lambda: lab.ngram_byte_losses(np.zeros(5, int), np.full(3, 300), 2), ValueError, ["held_out", "0..255"]),
+        (lambda: lab.ngram_byte_losses(np.zeros(5, int), np.zeros(3, int), 2, discount=2), ValueError, ["discount"]),
+        (lambda: lab.seed_interval([1.0]), ValueError, ["values"]),
+        (lambda: lab.seed_interval([1.0, 2.0], confidence=1.5), ValueError, ["confidence"]),
         (lambda: sample_windows(np.zeros(10, np.uint8), 20, 1, np.random.default_rng(0)), ValueError, ["length"]),
     ],
 )
@@ -308,8 +412,62 @@ def test_bad_input(call, error, words):
     assert all(word in str(info.value) for word in words), str(info.value)
 
 
+# --------------------------------------------------------------------------- baselines and statistics
+def test_ngram_losses_by_hand():
+    """Training text "abcab", held-out "ab": counts worked out by hand, discount 0.5."""
+    train = np.frombuffer(b"abcab", dtype=np.uint8)
+    held = np.frombuffer(b"ab", dtype=np.uint8)
+    D = 0.5
+    # unigram: N = 5, c(a) = 2, c(b) = 2, c(c) = 1, three distinct bytes
+    p1 = {ch: (c - D) / 5 + D * 3 / 5 / 256 for ch, c in (("a", 2), ("b", 2), ("c", 1))}
+    np.testing.assert_allclose(lab.ngram_byte_losses(train, held, 1, discount=D), -np.log([p1["a"], p1["b"]]))
+    # bigram: after "a" always "b" (twice): c(a.) = 2, one distinct follower.
+    # The first held-out byte has no context and keeps the unigram.
+    p2_b = (2 - D) / 2 + D * 1 / 2 * p1["b"]
+    np.testing.assert_allclose(lab.ngram_byte_losses(train, held, 2, discount=D), -np.log([p1["a"], p2_b]))
+    # "b" was followed once, by "c" (the last "b" ends the text): "bb" unseen gets only the
+    # discounted mass, D * N1+(b.) / c(b.) = 0.5, times the unigram
+    p2_bb = lab.ngram_byte_losses(train, np.frombuffer(b"bb", dtype=np.uint8), 2, discount=D)[1]
+    np.testing.assert_allclose(p2_bb, -np.log(D * 1 / 1 * p1["b"]))
+    # a context never seen in training ("d" followed by anything) falls back to the unigram whole
+    p2_db = lab.ngram_byte_losses(train, np.frombuffer(b"db", dtype=np.uint8), 2, discount=D)[1]
+    np.testing.assert_allclose(p2_db, -np.log(p1["b"]))
+
+
+def test_ngram_losses_equal_a_direct_count_on_random_text():
+    """A second implementation, with Python dictionaries, of the same interpolated model."""
+    from collections import Counter
+
+    rng = np.random.default_rng(0)
+    train, held = rng.integers(0, 4, size=300), rng.integers(0, 4, size=40)
+    D, order = 0.75, 3
+    counts = [Counter(tuple(train[i - n + 1 : i + 1]) for i in range(n - 1, train.size)) for n in range(1, order + 1)]
+    expected = []
+    for t in range(held.size):
+        p = 1 / 256
+        for n in range(1, min(order, t + 1) + 1):
+            h = tuple(held[t - n + 1 : t])
+            pairs = counts[n - 1]
+            c_h = sum(c for key, c in pairs.items() if key[:-1] == h)
+            if c_h:
+                followers = sum(1 for key in pairs if key[:-1] == h)
+                p = (max(pairs.get((*h, held[t]), 0) - D, 0) + D * followers * p) / c_h
+        expected.append(-np.log(p))
+    np.testing.assert_allclose(lab.ngram_byte_losses(train, held, order, discount=D), expected, rtol=1e-12)
+
+
+def test_seed_interval_and_verdict_rules_by_hand():
+    mean, half = lab.seed_interval([1.0, 2.0, 3.0])
+    assert mean == 2.0 and half == pytest.approx(4.302653 / math.sqrt(3), rel=1e-6)  # t(0.975, 2) from a table
+    margin = lab.FLAT_MARGIN
+    assert lab.classify_rise([0.5, 0.6, 0.55]) == "rises"
+    assert lab.classify_rise([0.0, 0.01, -0.01]) == "flat"
+    assert lab.classify_rise([-0.5, -0.6, -0.55]) == "falls"
+    assert lab.classify_rise([margin, margin, margin + 1e-3]) == "unresolved"  # on the margin: not a rise
+
+
 # --------------------------------------------------------------------------- verdicts and their record
-def test_verdicts_by_hand():
+def test_quick_verdicts_by_hand():
     curves = {
         ("flat", 0): [2.0, 2.05, 2.08],
         ("flat", 1): [2.0, 1.9, 2.0],
@@ -320,9 +478,46 @@ def test_verdicts_by_hand():
     assert lab.works_past_training_length(curves, 0.3) == {"flat": True, "jumps": True}
 
 
-def test_the_record_matches_the_protocol_and_names_every_method():
+def test_the_record_is_not_stale():
+    """The record was written by this lab: the same source files, protocol and corpus.
+    Any edit to posenc_helpers/lab, to PROTOCOL or to the snapshot fails here until
+    `make record-lab` writes a new record."""
     record = trained_extrapolation()
-    assert set(record["verdicts"]) == set(lab.METHODS)
+    assert record["digest"] == lab.lab_digest(), "the lab changed since its record was written: make record-lab"
     recorded = {k: tuple(v) if isinstance(v, list) else v for k, v in record["protocol"].items()}
     assert recorded == dataclasses.asdict(lab.PROTOCOL)
+
+
+def test_the_records_verdicts_follow_from_its_numbers():
+    record = trained_extrapolation()
+    assert set(record["verdicts"]) == set(lab.METHODS) == set(record["retrieval_reach"])
+    assert record["verdicts"] == lab.extrapolation_verdicts(record["text"])
+    assert record["retrieval_reach"] == lab.retrieval_verdicts(record["retrieval"])
     assert json.loads(RECORD_PATH.read_text())["verdicts"] == record["verdicts"]
+    protocol = lab.PROTOCOL
+    for method in lab.METHODS:
+        for seed in protocol.seeds:
+            runs = record["text"][method][str(seed)]
+            assert sorted(map(int, runs)) == sorted(protocol.budgets)
+            assert len(runs[str(protocol.largest)]["mean"]) == len(protocol.multiples)
+    # the standard error of the mean loss at L over all seeds' windows is at most 0.02 nats
+    for method in lab.METHODS:
+        ses = [record["text"][method][str(s)][str(protocol.largest)]["se"][0] for s in protocol.seeds]
+        assert math.sqrt(sum(se**2 for se in ses)) / len(ses) <= 0.02
+
+
+def test_the_digest_changes_with_the_protocol_and_the_source(tmp_path):
+    """A copy of the lab's sources has the same digest; one edited comment changes it."""
+    import shutil
+    from pathlib import Path
+
+    import posenc_helpers.lab.protocol as protocol_module
+
+    assert lab.lab_digest() != lab.lab_digest(dataclasses.replace(lab.PROTOCOL, seeds=(0, 1)))
+    source = Path(protocol_module.__file__).parent
+    copy = tmp_path / "lab"
+    shutil.copytree(source, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    assert lab.lab_digest(folder=copy) == lab.lab_digest()
+    edited = copy / "evaluation.py"
+    edited.write_text(edited.read_text() + "# an edit\n")
+    assert lab.lab_digest(folder=copy) != lab.lab_digest()

@@ -131,7 +131,10 @@ def test_one_explorer_with_static_companion(chapter):
     assert "static companion" in later
 
 
-LAB_CALL = re.compile(r"\b(train|train_many|fine_tune|length_curves?|offset_accuracy|position_losses)\(")
+LAB_CALL = re.compile(
+    r"\b(train|train_many|train_budgets|train_sweep|fine_tune|length_curves?|length_losses|offset_accuracy"
+    r"|retrieval_accuracy|position_losses)\("
+)
 
 
 def test_nbval_ignores_only_widget_output_and_training_results(chapter):
