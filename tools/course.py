@@ -16,10 +16,13 @@ writing ``OUT/source/chNN/<notebook>.ipynb``:
   SOLUTION``. The solution's code (without its calls to the check) moves into the
   answer cell, its words into the manually graded answer cell as the model
   answer, and the folded blocks go;
-* after each visible check, hidden tests (``### BEGIN HIDDEN TESTS``) call the
-  check as the installed package defines it, so an edited or redefined check earns
-  nothing, and read the answer cell from IPython's history to refuse a helper call
-  that does the exercise's work (:mod:`posenc_helpers.checks._grading`);
+* before each visible check, hidden tests (``### BEGIN HIDDEN TESTS``) record the
+  values the check is given (:mod:`posenc_helpers.checks._record`) and judge
+  nothing: the course's ``nbgrader_config.py`` adds a preprocessor after nbgrader's
+  ``Execute`` that judges the records outside the student's kernel, in a fresh
+  ``python -I`` process, reads the notebook for a helper that does the
+  exercise's work and for code that tampers with the kernel, and sets the points
+  (:mod:`posenc_helpers.checks._verdict`, :mod:`posenc_helpers.checks._nbgrader`);
 * what only MyST renders becomes plain Markdown, so that the notebooks read cleanly
   in Colab or classic Jupyter: the exercise directives become headings numbered by
   chapter ("Exercise 4.2"), labelled equations get their number as a ``\\tag``
@@ -34,7 +37,9 @@ generate_feedback chNN`` run in ``OUT``.
 
 With ``--otter`` (``make otter``) each chapter becomes an otter-grader master
 notebook instead (``OUT/chNN/``): the same answer cells, the visible check kept, and
-the hidden tests as one exception-based otter test per exercise; ``otter assign``
+the hidden tests as one exception-based otter test per exercise that records the
+answer, judged by the course's otter plugin (:mod:`posenc_helpers.checks._otter`,
+named with its configuration in the assignment config); ``otter assign``
 then writes the student notebook and the Gradescope autograder zip into
 ``OUT/chNN/dist``, and ``otter run -a <zip> <submission>`` grades locally. Written
 answers are left for a person to grade in both tools.
@@ -49,6 +54,7 @@ import argparse
 import ast
 import builtins
 import copy
+import dataclasses
 import json
 import os
 import re
@@ -319,37 +325,53 @@ def plain_markdown(
     return _DOC_ROLE.sub(link, text)
 
 
-def _replayed_check(check_source: str, label: str) -> tuple[str, str]:
-    """The check call that ends a test cell, as written and with the package's own check:
-    ``check_x(a, n=3)`` -> (``check_x(a, n=3)``, ``_grading.original('check_x')(a, n=3)``)."""
+def _check_call(check_source: str, label: str) -> ast.Call:
+    """The check call that ends a test cell (``check_x(a, n=3)``)."""
     tree = ast.parse(check_source)
     call = tree.body[-1].value if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id.startswith("check_")):
         raise ValueError(f"{label}: the test cell must end with a call to its check")
-    written = ast.get_source_segment(check_source, call) or ""
-    return written, f"_grading.original({call.func.id!r})" + written[len(call.func.id) :]
+    return call
 
 
-def _own_code_test(label: str, exercise: dict[str, Any]) -> str | None:
-    """The call that refuses helper shortcuts, or None when the exercise lists none."""
-    if not (exercise.get("forbid") or exercise.get("require")):
-        return None
-    return (
-        f"_grading.require_own_code(In, {label!r}, answers={list(exercise.get('answer', []))!r}, "
-        f"forbid={list(exercise.get('forbid', []))!r}, require={list(exercise.get('require', []))!r})"
-    )
+def grading_spec(check_source: str, label: str, exercise: dict[str, Any]) -> dict[str, Any]:
+    """What the grader needs to know about exercise ``label``: its check, answer names and the
+    helpers its answer must not (``forbid``) or must (``require``) call."""
+    call = _check_call(check_source, label)
+    answers = exercise.get("answer", [])
+    if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
+        raise ValueError(f"{label}: the exercise metadata's answer must be a list of names; got {answers!r}")
+    return {
+        "label": label,
+        "check": call.func.id,  # type: ignore[attr-defined]
+        "answers": list(answers),
+        "forbid": list(exercise.get("forbid", [])),
+        "require": list(exercise.get("require", [])),
+    }
+
+
+def record_call(check_source: str, label: str, exercise: dict[str, Any]) -> str:
+    """The visible check call rewritten to record its arguments for the grader:
+    ``check_x(a, n=3)`` -> ``_record.record({...spec...}, a, n=3)``."""
+    call = _check_call(check_source, label)
+    written = ast.get_source_segment(check_source, call) or ast.unparse(call)
+    arguments = written[written.index("(") + 1 :]
+    spec = repr(grading_spec(check_source, label, exercise))
+    return f"_record.record({spec}, {arguments}" if arguments.strip() != ")" else f"_record.record({spec})"
 
 
 def hidden_tests(check_source: str, label: str, exercise: dict[str, Any]) -> str:
-    """The hidden tests that follow the visible check ``check_source`` of exercise ``label``."""
-    _, replayed = _replayed_check(check_source, label)
-    own_code = _own_code_test(label, exercise)
+    """The hidden tests that come before the visible check ``check_source`` of exercise ``label``.
+
+    They record the values the check is given and judge nothing: the grader judges them
+    outside the student's kernel (:mod:`posenc_helpers.checks._verdict`). They run first,
+    so that a failing visible check cannot stop the record.
+    """
     lines = [
         "### BEGIN HIDDEN TESTS",
-        "from posenc_helpers.checks import _grading",
+        "from posenc_helpers.checks import _record",
         "",
-        f"_grading.require_correct({replayed}, {label!r})",
-        *([own_code] if own_code else []),
+        record_call(check_source, label, exercise),
         "### END HIDDEN TESTS",
     ]
     return "\n".join(lines)
@@ -382,7 +404,7 @@ def course_notebook(nb: dict[str, Any], chapter: int) -> dict[str, Any]:
                 cell["source"] = f"{text.rstrip()}\n### BEGIN SOLUTION\n" + "\n\n".join(code) + "\n### END SOLUTION"
             elif meta.get("grade"):
                 exercise = cell.get("metadata", {}).get("exercise", {})
-                cell["source"] = text.rstrip() + "\n" + hidden_tests(text, label, exercise)
+                cell["source"] = hidden_tests(text, label, exercise) + "\n" + text.rstrip()
         elif meta.get("solution"):  # a question in words: the model answer, hidden from students
             words = [plain_markdown(w, equations, citations, statements) for w in solutions.words.get(label, [])]
             if not words:
@@ -433,6 +455,20 @@ def nbgrader_config() -> str:
         "# A cell that runs longer than this (an endless loop) fails; grading goes on with the next.\n"
         f"c.Execute.timeout = {CELL_TIMEOUT}\n"
         "c.Execute.interrupt_on_timeout = True\n"
+        "\n"
+        "# Grading outside the student's kernel: the hidden tests only record each answer; after the\n"
+        "# notebook ran, GradeFromRecords judges the records in a fresh process and sets the points\n"
+        "# (posenc_helpers.checks._nbgrader). nbgrader's own preprocessors otherwise as its defaults.\n"
+        "from nbconvert.preprocessors import ClearMetadataPreprocessor  # noqa: E402\n"
+        "from nbgrader.preprocessors import (  # noqa: E402\n"
+        "    AssignLatePenalties, CheckCellMetadata, Execute, IgnorePattern, LimitOutput, SaveAutoGrades,\n"
+        ")\n"
+        "from posenc_helpers.checks._nbgrader import BeforeExecution, GradeFromRecords  # noqa: E402\n"
+        "\n"
+        "c.Autograde.autograde_preprocessors = [\n"
+        "    BeforeExecution, Execute, GradeFromRecords, IgnorePattern, ClearMetadataPreprocessor,\n"
+        "    LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata,\n"
+        "]\n"
     )
 
 
@@ -591,23 +627,24 @@ def _free_names(source: str) -> list[str]:
 
 
 def otter_test(check_source: str, label: str, exercise: dict[str, Any]) -> str:
-    """An otter exception-based test: the hidden tests of :func:`hidden_tests` as a function.
+    """An otter exception-based test that records the answer, as :func:`hidden_tests` does.
 
-    otter passes the notebook's variables to the function by parameter name.
+    otter passes the notebook's variables to the function by parameter name. The test
+    itself always fails: the points come from the course's otter plugin
+    (:mod:`posenc_helpers.checks._otter`), which judges the record outside the kernel, so
+    an autograder without the plugin gives nothing rather than everything.
     """
-    written, replayed = _replayed_check(check_source, label)
+    call = _check_call(check_source, label)
+    written = ast.get_source_segment(check_source, call) or ast.unparse(call)
     parameters = _free_names(written)
-    body = [f"    _grading.require_correct({replayed}, {label!r})"]
-    own_code = _own_code_test(label, exercise)
-    if own_code:
-        parameters.append("In")
-        body.append(f"    {own_code}")
     name = "test_" + re.sub(r"\W", "_", label)
     return (
-        f'""" # BEGIN TEST CONFIG\nhidden: true\nfailure_message: "{label}: not correct yet; '
+        f'""" # BEGIN TEST CONFIG\nhidden: true\nfailure_message: "{label}: graded outside the notebook; '
         'run the visible check for a hint."\n""" # END TEST CONFIG\n'
         f"def {name}({', '.join(parameters)}):\n"
-        "    from posenc_helpers.checks import _grading\n\n" + "\n".join(body) + "\n"
+        "    from posenc_helpers.checks import _record\n\n"
+        f"    {record_call(check_source, label, exercise)}\n"
+        f"    raise AssertionError({label + ': awaiting the verdict of the grading plugin'!r})\n"
     )
 
 
@@ -647,7 +684,7 @@ def otter_notebook(book_nb: dict[str, Any], chapter: int) -> dict[str, Any]:
             )
             cells += [_raw("# BEGIN SOLUTION"), plain, _raw("# END SOLUTION")]
         elif meta.get("grade") and cell["cell_type"] == "code":
-            visible = text.split("### BEGIN HIDDEN TESTS")[0].rstrip()
+            visible = text.split("### END HIDDEN TESTS")[-1].strip()
             plain["source"] = visible
             test: dict[str, Any] = {
                 "cell_type": "code",
@@ -663,6 +700,29 @@ def otter_notebook(book_nb: dict[str, Any], chapter: int) -> dict[str, Any]:
             cells.append(plain)
         else:
             cells.append(plain)
+    from posenc_helpers.checks._verdict import released_spec, source_digest
+
+    specs = {}
+    for cell in source["cells"]:
+        meta = _nbgrader(cell)
+        if meta.get("grade") and cell["cell_type"] == "code":
+            label = str(meta.get("grade_id"))
+            visible = cell_source(cell).split("### END HIDDEN TESTS")[-1].strip()
+            spec = released_spec(record_call(visible, label, exercises.get(label, {})))
+            if spec is None:
+                raise ValueError(f"{label}: its check call cannot be recorded")
+            specs[label] = dataclasses.asdict(spec)
+    released = sorted(
+        {
+            source_digest(cell_source(c))
+            for c in cells
+            if c["cell_type"] == "code"
+            and not str(c.get("id", "")).endswith("-otter-test")
+            and "# BEGIN SOLUTION" not in cell_source(c)
+        }
+    )
+    plugin = {"posenc_helpers.checks._otter.GradeFromRecords": {"specs": specs, "released": released}}
+    cells[0] = _raw(cell_source(cells[0]) + "plugins:\n  - " + json.dumps(plugin) + "\n")
     seen: set[str] = set()
     for index, cell in enumerate(cells):  # nbformat 4.5 wants a unique id on every cell
         if not cell.get("id") or cell["id"] in seen:

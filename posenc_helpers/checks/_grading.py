@@ -1,16 +1,14 @@
-"""What the hidden tests of the course edition call (``make course``, ``make otter``).
+"""Helpers for grading the course edition's answers (``make course``, ``make otter``).
 
 A chapter's visible check is the student's feedback; an autograder must not trust
 it, because the student's notebook can redefine it, and a check only sees the value
-an answer produced, not how. The hidden tests the course builder adds after each
-visible check (``tools/course.py``) therefore
-
-* call the check as the installed package defines it (:func:`original`), whatever
-  the notebook did to the name, and fail on an untouched answer
-  (:func:`require_correct`);
-* read the student's answer cell from IPython's input history and fail when it
-  calls a helper that computes the answer for them, or leaves out one the exercise
-  asks for (:func:`require_own_code`).
+an answer produced, not how. Since the course grades outside the student's kernel
+(:mod:`posenc_helpers.checks._verdict`), the grader uses :func:`answer_cell` and
+:func:`names_used` on the notebook's cells to refuse an answer that calls a helper
+computing it (or leaves out one the exercise asks for). :func:`original`,
+:func:`require_correct` and :func:`require_own_code` judge inside a kernel; the
+course's hidden tests no longer call them (a kernel that was tampered with could
+answer for them), but they remain for notebooks that check themselves.
 
 The messages say what the exercise asks for, never what the answer is.
 """

@@ -123,5 +123,20 @@ def test_release_runs_untouched_and_holds_no_answer(course, chapter):
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
 def test_model_answers_pass_every_hidden_test(course, chapter):
-    nb = _run(course / "source" / assignment_name(chapter) / chapter.name)
+    """The source, run as a student would run it, earns every autograded point from the grader
+    (which judges the recorded answers outside the kernel) and is never suspected of tampering."""
+    from posenc_helpers.checks._verdict import grade
+
+    name = assignment_name(chapter)
+    nb = _run(course / "source" / name / chapter.name)
     assert not _errors(nb)
+    released = [cell.source for cell in nbformat.read(course / "release" / name / chapter.name, as_version=4).cells]
+    verdicts = grade(nb.cells, released)
+    graded = {
+        cell.metadata["nbgrader"]["grade_id"]
+        for cell in nb.cells
+        if cell.metadata.get("nbgrader", {}).get("grade") and cell.cell_type == "code"
+    }
+    assert set(verdicts) == graded
+    for verdict in verdicts.values():
+        assert verdict.earned and not verdict.tampering, verdict.line

@@ -1,10 +1,17 @@
 """nbgrader grades real submissions of chapter 04 as an instructor expects.
 
 ``make course`` (tools/course.py) turns the chapter into an nbgrader assignment;
-here five students submit it and ``nbgrader autograde`` (with a short per-cell
-timeout) and ``nbgrader generate_feedback`` run on the lot. Chapter 04 has three
-autograded exercises worth 2, 2 and 3 points (7) and one written answer (graded by
-hand, 2 points). The expected scores are worked out from those points.
+here students submit it and ``nbgrader autograde`` (with a short per-cell timeout)
+and ``nbgrader generate_feedback`` run on the lot. Chapter 04 has three autograded
+exercises worth 2, 2 and 3 points (7) and one written answer (graded by hand, 2
+points). The expected scores are worked out from those points.
+
+Five submissions are honest (right, untouched, with mistakes, with a helper
+shortcut and an endless loop); the others tamper with the kernel in the ways of
+``_chapter04.TAMPERING`` and answer nothing. The grade comes from outside the
+kernel (``posenc_helpers.checks._verdict``): honest submissions score as they did
+before, every tampering one earns 0 and its feedback says "Tampering suspected"
+once per exercise.
 
 Slow (each submission runs the whole chapter): ``make test-course``, part of
 ``make test``.
@@ -17,7 +24,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from _chapter04 import CHAPTER, POINTS, SHORTCUT
+from _chapter04 import CHAPTER, POINTS, SHORTCUT, TAMPERING
 from _chapter04 import CORRECT as ANSWERS
 
 from tools.course import run_nbgrader, write_course
@@ -50,13 +57,17 @@ SUBMISSIONS = {
         "ex-04-wavelength-answer": "while True:\n    pass",
     },
 }
+HONEST = [student for student in SUBMISSIONS if student != "tricks"]  # "tricks" redefines the checks
+SUBMISSIONS.update({f"tamper-{kind}": {"ex-04-row-answer": source} for kind, source in TAMPERING.items()})
 EXPECTED = {
     "correct": {"ex-04-row": 2.0, "ex-04-wavelength": 2.0, "ex-04-layout": 3.0},
     "untouched": {"ex-04-row": 0.0, "ex-04-wavelength": 0.0, "ex-04-layout": 0.0},
     "mistakes": {"ex-04-row": 0.0, "ex-04-wavelength": 0.0, "ex-04-layout": 3.0},
     "tricks": {"ex-04-row": 0.0, "ex-04-wavelength": 0.0, "ex-04-layout": 0.0},
     "shortcut-and-loop": {"ex-04-row": 0.0, "ex-04-wavelength": 0.0, "ex-04-layout": 3.0},
+    **{f"tamper-{kind}": {"ex-04-row": 0.0, "ex-04-wavelength": 0.0, "ex-04-layout": 0.0} for kind in TAMPERING},
 }
+TAMPERED = {student for student in SUBMISSIONS if student.startswith("tamper-")} | {"tricks"}
 
 
 def _submit(course: Path, student: str, edits: dict[str, str]) -> None:
@@ -114,6 +125,63 @@ def test_feedback_names_the_mistake_and_the_shortcut(graded):
     shortcut = _feedback(graded, "shortcut-and-loop")
     assert "calls `sinusoidal_encoding`, which does it for you" in shortcut.replace("&#x60;", "`")
     assert "CellTimeoutError" in shortcut
+
+
+def _flag_lines(course: Path, student: str) -> list[str]:
+    """The feedback's "Tampering suspected" lines (one per exercise that has one)."""
+    import html
+    import re
+
+    text = html.unescape(re.sub(r"<[^>]+>", "", _feedback(course, student)))
+    return [line for line in text.splitlines() if "Tampering suspected (ex-04-" in line]
+
+
+@pytest.mark.parametrize("student", sorted(TAMPERED))
+def test_tampering_is_flagged_once_per_exercise(graded, student):
+    lines = _flag_lines(graded, student)
+    assert sorted(line.split("(")[1].split(")")[0] for line in lines) == sorted(POINTS), lines
+
+
+@pytest.mark.parametrize("student", HONEST)
+def test_honest_submissions_are_never_flagged(graded, student):
+    assert student not in TAMPERED
+    assert _flag_lines(graded, student) == []
+    assert "Tampering" not in _feedback(graded, student)
+
+
+def test_tampering_is_named_in_the_feedback(graded):
+    """What each kind did, in its words, so that an instructor knows where to look."""
+    seen = {
+        "tamper-machinery": "CheckResult.__bool__` was replaced",
+        "tamper-input-transformer": "the test cell did not record the answer",
+        "tamper-exception-handler": "custom exception handler",
+        "tamper-numpy-patched": "`numpy.allclose` was replaced",
+        "tamper-fake-module": "sys.modules",
+        "tamper-import-hook": "__import__",
+        "tamper-forged-record": "a record outside its test cell",
+        "tricks": "redefines `check_encoding_row`",
+    }
+    for student, words in seen.items():
+        assert any(words in line for line in _flag_lines(graded, student)), (student, _flag_lines(graded, student))
+
+
+def test_feedback_shows_each_message_and_never_the_answer(graded):
+    import html
+
+    import numpy as np
+
+    from posenc_helpers import sinusoidal_encoding
+
+    text = html.unescape(_feedback(graded, "mistakes"))
+    assert "sine and cosine are swapped" in text
+    assert "ex-04-wavelength: not answered yet" in text
+    assert "Correct: the [sines | cosines] table" in text  # the visible check's message on the right answer
+    row = sinusoidal_encoding(np.array([7]), 6)[0]
+    for student in SUBMISSIONS:
+        feedback = html.unescape(_feedback(graded, student))
+        for value in row[:2]:  # the answer to ex-04-row, as the feedback would print it
+            assert f"{value:.4f}" not in feedback and repr(float(value)) not in feedback, student
+        assert "recorded for grading" not in feedback, student  # the records do not reach students
 
 
 def test_written_answers_wait_for_a_person(graded):

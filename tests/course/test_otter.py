@@ -1,8 +1,11 @@
 """otter-grader (Gradescope) grades chapter 04 with the same checks as nbgrader.
 
 ``make otter`` writes the otter master notebook and runs ``otter assign``; here
-``otter run`` grades two submissions locally with the autograder zip. Chapter 04's
-autograded exercises are worth 2, 2 and 3 points (7).
+``otter run`` grades submissions locally with the autograder zip. Chapter 04's
+autograded exercises are worth 2, 2 and 3 points (7). The scores come from the
+course's otter plugin, which judges the answers the tests recorded outside the
+kernel: the tampering submissions of ``_chapter04.TAMPERING`` earn 0 and each of
+their exercises says "Tampering suspected"; honest ones never do.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _chapter04 import CHAPTER, CORRECT, PLACEHOLDER, SHORTCUT
+from _chapter04 import CHAPTER, CORRECT, PLACEHOLDER, SHORTCUT, TAMPERING
 
 from tools.course import write_otter
 
@@ -77,3 +80,22 @@ def test_shortcut_and_untouched_answers_earn_nothing(assignment, tmp_path):
         "ex-04-layout": 3.0,
     }
     assert "calls `sinusoidal_encoding`, which does it for you" in tests["ex-04-row"]["output"]
+
+
+def test_correct_submission_is_not_flagged(assignment, tmp_path):
+    tests = _grade(*assignment, ANSWERS, tmp_path / "honest")
+    assert all("Tampering" not in t["output"] for t in tests.values()), tests
+    assert [t["score"] for t in tests.values()] == [2.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize("kind", list(TAMPERING))
+def test_tampering_earns_nothing_and_is_flagged(assignment, tmp_path, kind):
+    tests = _grade(*assignment, {PLACEHOLDER["ex-04-row"]: TAMPERING[kind]}, tmp_path / kind)
+    assert {name: t["score"] for name, t in tests.items()} == {
+        "ex-04-row": 0.0,
+        "ex-04-wavelength": 0.0,
+        "ex-04-layout": 0.0,
+    }
+    for name, test in tests.items():
+        assert test["output"].count("Tampering suspected") == 1, (name, test["output"])
+        assert f"Tampering suspected ({name}): " in test["output"], (name, test["output"])

@@ -62,9 +62,12 @@ def test_course_notebook_moves_the_solution_into_the_answer_cell_and_adds_hidden
     sources = ["".join(cell["source"]) for cell in out["cells"]]
     assert sources[0] == "# 4. Title\n\n## Exercises\n\n### Exercise 4.1\n\n**Apply.** Do a.\n"
     assert sources[1] == "x = None  # your answer\n### BEGIN SOLUTION\nx = 2 + 1\n### END SOLUTION"
-    assert sources[2].startswith("check_a(x, n=3)\n### BEGIN HIDDEN TESTS\n")
-    assert "_grading.require_correct(_grading.original('check_a')(x, n=3), 'ex-a')" in sources[2]
-    assert "forbid=['helper_a']" in sources[2] and sources[2].endswith("### END HIDDEN TESTS")
+    # the hidden tests come first and only record what the check is given; the grader judges it
+    assert sources[2] == (
+        "### BEGIN HIDDEN TESTS\nfrom posenc_helpers.checks import _record\n\n_record.record("
+        "{'label': 'ex-a', 'check': 'check_a', 'answers': ['x'], 'forbid': ['helper_a'], 'require': []}, x, n=3)"
+        "\n### END HIDDEN TESTS\ncheck_a(x, n=3)"
+    )
     # the solution block is gone; the prose exercise becomes a heading; its model answer moves
     assert sources[3] == "### Exercise 4.2\n\n**Explain.** Say b.\n"
     assert sources[4] == "### BEGIN SOLUTION\nBecause b.\n### END SOLUTION"
@@ -231,8 +234,9 @@ def test_proof_statements_become_plain_markdown():
 
 @pytest.mark.parametrize("path", course.chapters_with_exercises(), ids=lambda p: p.stem)
 def test_every_graded_cell_of_every_chapter_has_its_hidden_tests(path):
-    """So that an untouched answer, a redefined check or a listed shortcut earns nothing in
-    every chapter, as the graded submissions of chapter 04 show (tests/course)."""
+    """So that the grader can judge every exercise of every chapter outside the kernel, as the
+    graded submissions of chapter 04 show (tests/course): each test cell records its check's
+    arguments and names the check, the answer variables and the forbidden helpers."""
     import json
 
     book = json.loads(path.read_text())
@@ -249,11 +253,17 @@ def test_every_graded_cell_of_every_chapter_has_its_hidden_tests(path):
         if cell["metadata"].get("nbgrader", {}).get("grade") and cell["cell_type"] == "code"
     }
     assert graded.keys() == exercises.keys()
+    from posenc_helpers import checks
+    from posenc_helpers.checks._verdict import released_spec
+
     for label, text in graded.items():
-        assert "### BEGIN HIDDEN TESTS" in text and "_grading.require_correct(_grading.original('check_" in text
-        assert ("_grading.require_own_code(In" in text) == bool(
-            exercises[label].get("forbid") or exercises[label].get("require")
-        )
+        assert text.startswith("### BEGIN HIDDEN TESTS\n")
+        spec = released_spec(text)  # what the grader will read from the restored cell
+        assert spec is not None and spec.label == label
+        assert callable(getattr(checks, spec.check)) and text.rstrip().endswith(")")
+        assert text.split("### END HIDDEN TESTS\n")[1].startswith(spec.check + "(")  # the visible check
+        assert spec.answers == exercises[label]["answer"]
+        assert spec.forbid == exercises[label].get("forbid", []) and spec.require == exercises[label].get("require", [])
     answers = [c for c in source["cells"] if c["metadata"].get("nbgrader", {}).get("solution")]
     assert all("### BEGIN SOLUTION" in "".join(c["source"]) for c in answers)
 
