@@ -26,6 +26,7 @@ import builtins
 import inspect
 import math
 import sys
+import textwrap
 import types
 from typing import Any
 
@@ -52,11 +53,14 @@ class _TooLarge(ValueError):
 
 def _function(value: types.FunctionType, depth: int, budget: list[int]) -> dict[str, Any]:
     """A function answer as its source and the data and helper functions it reads."""
+    code = value.__code__
+    name = value.__name__
     try:
-        source = inspect.getsource(value)
+        source = textwrap.dedent(inspect.getsource(value))
     except (OSError, TypeError):
         source = ""
-    code = value.__code__
+    if name == "<lambda>":  # its source is the line it sits in: keep the lambda alone
+        name, source = "_lambda_answer", _lambda_source(source, code)
     names = set(code.co_names)
     for const in code.co_consts:  # names read by nested functions and comprehensions
         if isinstance(const, types.CodeType):
@@ -75,7 +79,25 @@ def _function(value: types.FunctionType, depth: int, budget: list[int]) -> dict[
             modules[name] = f"{item.__module__}:{item.__qualname__}"
         elif item is not value:
             context[name] = encode(item, depth + 1, budget)
-    return {"__function__": {"name": value.__name__, "source": source, "context": context, "modules": modules}}
+    return {"__function__": {"name": name, "source": source, "context": context, "modules": modules}}
+
+
+def _lambda_source(source: str, code: types.CodeType) -> str:
+    """``_lambda_answer = lambda ...`` for the one lambda of ``source`` with ``code``'s parameters."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        try:
+            tree = ast.parse("(" + source.strip().rstrip(",;") + ")")
+        except SyntaxError:
+            return ""
+    wanted = list(code.co_varnames[: code.co_argcount])
+    found = [
+        node for node in ast.walk(tree) if isinstance(node, ast.Lambda) and [a.arg for a in node.args.args] == wanted
+    ]
+    return f"_lambda_answer = {ast.unparse(found[0])}\n" if len(found) == 1 else ""
 
 
 def encode(value: Any, depth: int = 0, budget: list[int] | None = None) -> Any:

@@ -442,6 +442,9 @@ class _FunctionProxy:
         if self._process is not None:
             self._process.kill()
             self._process.wait()
+            for stream in (self._process.stdin, self._process.stdout):
+                if stream is not None:
+                    stream.close()
             self._process = None
 
 
