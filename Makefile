@@ -44,7 +44,7 @@ SKIP_DRAWING := PYTHONSTARTUP=$(abspath tools/skip_figure_drawing.py)
 
 .PHONY: help setup book book-only test test-unit test-doctest lint test-notebooks test-notebooks-native \
         test-notebooks-portable test-course test-student-book test-browser browser-only \
-        audit notebooks text sync-setup lab serve bench course otter student student-branch student-book lock release clean distclean \
+        audit notebooks text sync-setup lab serve bench course grade otter student student-branch student-book lock release clean distclean \
         _test-parallel _book-then-browser
 
 help:
@@ -66,6 +66,7 @@ help:
 	@echo "make notebooks  re-execute every notebook in place, in a fresh kernel each"
 	@echo "make bench      benchmarks against their budgets (chapters, book, helpers, explorers)"
 	@echo "make course     the nbgrader course (source, release, gradebook) into _build/course"
+	@echo "make grade A=ch04 [JOBS=N]  autograde the submissions in _build/course/submitted, N at a time"
 	@echo "make otter      the same exercises as otter-grader assignments (Gradescope) into _build/otter"
 	@echo "make student    the student notebooks (nbgrader's release) into _build/student (FORCE=1 to overwrite)"
 	@echo "make student-branch  the student branch's tree (release notebooks, package) into _build/student-branch"
@@ -194,6 +195,12 @@ bench: $(STAMP)
 # get, made by nbgrader generate_assignment), gradebook.db and nbgrader_config.py.
 course: $(STAMP)
 	$(PY) -m tools.course --out _build/course $(if $(FORCE),--force,)
+
+# Autograde every submission of assignment A in _build/course/submitted, JOBS at a time
+# (default: the cores); each grade comes from the course's grader, outside the kernel.
+grade: $(STAMP)
+	@test -n "$(A)" || { echo "name the assignment: make grade A=ch04 [JOBS=2]"; exit 2; }
+	$(PY) -m tools.grade $(A) --course _build/course $(if $(JOBS),--jobs $(JOBS),)
 
 # The same exercises as otter-grader assignments (Gradescope): _build/otter/chNN/dist.
 otter: $(STAMP)

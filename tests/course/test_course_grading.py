@@ -191,3 +191,42 @@ def test_written_answers_wait_for_a_person(graded):
         answered = gradebook.find_grade("ex-04-norm", CHAPTER.stem, ASSIGNMENT, "untouched")
         assert answered.score == 0  # untouched answer cell: nbgrader gives 0 by its checksum
         assert gradebook.find_submission(ASSIGNMENT, "correct").max_score == sum(POINTS.values()) + 2
+
+
+def test_make_grade_regrades_in_parallel_with_the_same_scores(graded, capsys):
+    """tools/grade.py (make grade) runs nbgrader autograde for two students at once."""
+    from tools import grade
+
+    chosen = ["correct", "tamper-machinery"]
+    assert (
+        grade.main(
+            [
+                ASSIGNMENT,
+                "--course",
+                str(graded),
+                "--jobs",
+                "2",
+                "--timeout",
+                "30",
+                *sum([["--student", s] for s in chosen], []),
+            ]
+        )
+        == 0
+    )
+    printed = capsys.readouterr().out
+    assert "ch04: 2 submissions in " in printed and "with 2 at a time" in printed
+    for student in chosen:
+        assert _scores(graded, student) == EXPECTED[student]
+    assert sum("tamper-machinery: Tampering suspected (ex-04-" in line for line in printed.splitlines()) == 3
+    assert "correct: Tampering" not in printed
+
+
+@pytest.mark.parametrize(
+    ("arguments", "words"),
+    [(["ch4"], "assignment"), (["ch04", "--jobs", "0"], "jobs"), (["ch04", "--student", "nobody"], "nobody")],
+)
+def test_make_grade_reports_bad_input(graded, capsys, arguments, words):
+    from tools import grade
+
+    assert grade.main([*arguments, "--course", str(graded)]) == 2
+    assert words in capsys.readouterr().err

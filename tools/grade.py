@@ -1,0 +1,153 @@
+"""Autograde a class with nbgrader, several submissions at a time: ``make grade``.
+
+Run it as a program, in (or with ``--course``) a course that ``make course`` wrote::
+
+    python -m tools.grade ASSIGNMENT [--course _build/course] [--jobs N] [--student ID ...]
+
+nbgrader grades one submission after another; this runs ``nbgrader autograde
+ASSIGNMENT --student=ID`` for up to ``--jobs`` students at once (default: the
+machine's cores), each in its own process with its own kernel, against the one
+gradebook (SQLite; nbgrader writes it briefly at the start and end of each
+submission, and a write that meets a lock is retried). Every grade still comes
+from the course's own preprocessors (outside the student's kernel).
+
+Kernels started here share one store of chapter 11's training runs (the
+``POSENC_LAB_CACHE`` variable, :mod:`posenc_helpers.lab.cache`), in
+``COURSE/lab-runs`` unless the variable is set: the first submission trains the
+reference models, the others read them back instead of retraining.
+
+At the end it prints the wall time, the seconds per submission and each
+"Tampering suspected" line found in the autograded notebooks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from tools.course import DEFAULT_OUT, run_nbgrader
+
+_ASSIGNMENT = re.compile(r"^ch\d\d$")
+RETRIES = 3
+
+
+@dataclass
+class Graded:
+    student: str
+    seconds: float
+    returncode: int
+    output: str
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def students(course: Path, assignment: str) -> list[str]:
+    """The students with a submission of ``assignment`` in ``course/submitted``."""
+    if not isinstance(assignment, str) or not _ASSIGNMENT.match(assignment):
+        raise ValueError(f"assignment must be an assignment name such as 'ch04'; got {assignment!r}")
+    return sorted(path.parent.name for path in (course / "submitted").glob(f"*/{assignment}") if path.is_dir())
+
+
+def _grade_one(course: Path, assignment: str, student: str, timeout: float | None) -> Graded:
+    extra = [f"--Execute.timeout={int(timeout)}"] if timeout else []
+    start = time.perf_counter()
+    result = None
+    for _ in range(RETRIES):
+        result = run_nbgrader(
+            ["autograde", assignment, f"--student={student}", "--force", *extra],
+            course,
+            check=False,
+            capture_output=True,
+        )
+        if result.returncode == 0 or "database is locked" not in result.stdout + result.stderr:
+            break
+        time.sleep(1.0)
+    assert result is not None
+    return Graded(student, time.perf_counter() - start, result.returncode, result.stdout + result.stderr)
+
+
+def flags(course: Path, assignment: str, student: str) -> list[str]:
+    """The "Tampering suspected" lines of a student's autograded notebooks."""
+    found = []
+    for path in sorted((course / "autograded" / student / assignment).glob("*.ipynb")):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            for output in cell.get("outputs", []):
+                text = "".join(output.get("traceback", [])) or f"{output.get('ename', '')}: {output.get('evalue', '')}"
+                if output.get("output_type") == "error" and text.startswith("Tampering suspected"):
+                    found.append(text)
+    return found
+
+
+def grade_class(
+    course: Path,
+    assignment: str,
+    *,
+    jobs: int | None = None,
+    only: list[str] | None = None,
+    timeout: float | None = None,
+) -> tuple[list[Graded], float]:
+    """Autograde every submission of ``assignment`` (or the students in ``only``), ``jobs`` at
+    a time; the results in student order and the wall time in seconds."""
+    jobs = cores() if jobs is None else jobs
+    if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
+        raise ValueError(f"jobs must be a whole number >= 1; got {jobs!r}")
+    if not (course / "nbgrader_config.py").is_file():
+        raise FileNotFoundError(f"{course} is not a course (no nbgrader_config.py): run make course first")
+    names = students(course, assignment)
+    if only:
+        missing = sorted(set(only) - set(names))
+        if missing:
+            raise ValueError(f"only names students without a submission of {assignment}: {', '.join(missing)}")
+        names = [name for name in names if name in only]
+    if not names:
+        raise FileNotFoundError(f"no submissions of {assignment} in {course / 'submitted'}")
+    os.environ.setdefault("POSENC_LAB_CACHE", str(course / "lab-runs"))  # kernels inherit it
+    start = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        results = list(pool.map(lambda name: _grade_one(course, assignment, name, timeout), names))
+    return results, time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.grade", description=__doc__.split("\n\n")[0])
+    parser.add_argument("assignment", help="the assignment, e.g. ch04")
+    parser.add_argument("--course", type=Path, default=DEFAULT_OUT, help="the course folder (default _build/course)")
+    parser.add_argument("--jobs", type=int, default=None, help="submissions graded at once (default: the cores)")
+    parser.add_argument("--student", action="append", default=None, help="grade only this student (repeatable)")
+    parser.add_argument("--timeout", type=float, default=None, help="seconds per cell (default: the course's)")
+    args = parser.parse_args(argv)
+    try:
+        results, seconds = grade_class(
+            args.course.resolve(), args.assignment, jobs=args.jobs, only=args.student, timeout=args.timeout
+        )
+    except (ValueError, FileNotFoundError) as error:
+        print(error, file=sys.stderr)
+        return 2
+    failed = [r for r in results if r.returncode != 0]
+    for result in failed:
+        print(f"{result.student}: nbgrader autograde failed\n{result.output[-2000:]}", file=sys.stderr)
+    print(
+        f"{args.assignment}: {len(results)} submissions in {seconds:.1f} s "
+        f"({seconds / len(results):.1f} s each) with {args.jobs or cores()} at a time"
+    )
+    for result in results:
+        for line in flags(args.course.resolve(), args.assignment, result.student):
+            print(f"  {result.student}: {line}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
