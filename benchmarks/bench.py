@@ -24,7 +24,10 @@ that costs and prints every figure beside its budget with a pass/fail mark:
   float32 matrix product timed in the same run; the time ``make record-lab``
   took, as its record says;
 * the lab's verdicts at a training length, seed and budget the chapter does not
-  use (``--only lab-pattern``, about fifteen minutes).
+  use (``--only lab-pattern``, about fifteen minutes);
+* grading the course (``--only grading``, :mod:`benchmarks.grading`): ``nbgrader
+  autograde`` on one honest submission per chapter, ``make grade``'s speed-up on
+  this machine's cores, and what 200 students cost.
 
 The table is printed and written to ``_build/bench.json``. The exit status is
 1 when a budget is missed. Timings are wall clock on whatever machine runs
@@ -71,7 +74,7 @@ BUDGETS = {
     "widget_median_ms": 50.0,
     "widget_worst_ms": 100.0,
 }
-SECTIONS = ("chapters", "book", "site", "helpers", "explorers", "lab", "lab-pattern")
+SECTIONS = ("chapters", "book", "site", "helpers", "explorers", "lab", "lab-pattern", "grading")
 DEFAULT_SKIP = {"lab-pattern"}  # minutes of training: run it with --only lab-pattern
 
 
@@ -489,6 +492,13 @@ def machine() -> dict[str, object]:
     }
 
 
+def bench_grading() -> list[Row]:
+    """The course's autograding cost (:mod:`benchmarks.grading`)."""
+    from benchmarks.grading import bench_grading as grading
+
+    return grading()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -518,6 +528,7 @@ def main(argv: list[str] | None = None) -> int:
         "explorers": bench_explorers,
         "lab": bench_lab,
         "lab-pattern": bench_lab_pattern,
+        "grading": bench_grading,
     }
     info = machine()
     print("Machine: " + ", ".join(f"{k} {v}" for k, v in info.items()))
