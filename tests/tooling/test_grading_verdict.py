@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
 
 from posenc_helpers.checks import _record, _verdict
 from posenc_helpers.checks._record import MIME
+from tools.course import chapters_with_exercises
 
 WAVELENGTH = 2 * math.pi * 10000.0 ** (300 / 512)
 SPEC = "{'label': 'ex-w', 'check': 'check_dimension_wavelength', 'answers': ['w'], 'forbid': ['helper'], 'require': []}"
@@ -214,3 +216,24 @@ def test_bad_input_names_the_argument():
         _verdict.source_digest(None)
     with pytest.raises(TypeError, match="released"):
         _verdict.grade([], "w = None")
+
+
+@pytest.mark.parametrize("path", chapters_with_exercises(), ids=lambda p: p.stem)
+def test_no_model_answer_of_any_chapter_looks_like_tampering(path):
+    """Read, not run (chapter 11 trains): the book's model answers, as a student would submit
+    them, raise no flag, and every test cell names a check the grader can find."""
+    from posenc_helpers import checks
+    from tools.course import course_notebook
+
+    nb = course_notebook(json.loads(path.read_text()), int(path.name[:2]))
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    meta = [c.get("metadata", {}).get("nbgrader", {}) for c in code]
+    text = ["".join(c["source"]) for c in code]
+    answers = [
+        re.sub(r"### (BEGIN|END) SOLUTION\n?", "", t) for t, m in zip(text, meta, strict=True) if m.get("solution")
+    ]
+    book = [t for t, m in zip(text, meta, strict=True) if not m.get("solution") and not m.get("grade")]
+    given = [t for t, m in zip(text, meta, strict=True) if m.get("locked") and not m.get("grade")]
+    assert answers and all(found == [] for found in _verdict.scan_cells(answers, book, given))
+    specs = [_verdict.released_spec(t) for t, m in zip(text, meta, strict=True) if m.get("grade")]
+    assert specs and all(spec is not None and callable(getattr(checks, spec.check)) for spec in specs)
