@@ -67,18 +67,18 @@ def _function(value: types.FunctionType, depth: int, budget: list[int]) -> dict[
             names.update(const.co_names)
     context: dict[str, Any] = {}
     modules: dict[str, str] = {}
-    for name in sorted(names):
-        if name not in value.__globals__:
+    for read in sorted(names):
+        if read not in value.__globals__:
             continue
-        item = value.__globals__[name]
+        item = value.__globals__[read]
         if isinstance(item, types.ModuleType):
-            modules[name] = item.__name__
-        elif isinstance(item, (types.FunctionType, types.BuiltinFunctionType, type)) and getattr(
-            item, "__module__", ""
+            modules[read] = item.__name__
+        elif isinstance(item, (types.FunctionType, types.BuiltinFunctionType, type)) and str(
+            getattr(item, "__module__", "") or ""
         ).split(".")[0] in ("posenc_helpers", "numpy", "math", "builtins"):
-            modules[name] = f"{item.__module__}:{item.__qualname__}"
+            modules[read] = f"{item.__module__}:{item.__qualname__}"
         elif item is not value:
-            context[name] = encode(item, depth + 1, budget)
+            context[read] = encode(item, depth + 1, budget)
     return {"__function__": {"name": name, "source": source, "context": context, "modules": modules}}
 
 

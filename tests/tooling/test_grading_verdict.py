@@ -237,3 +237,22 @@ def test_no_model_answer_of_any_chapter_looks_like_tampering(path):
     assert answers and all(found == [] for found in _verdict.scan_cells(answers, book, given))
     specs = [_verdict.released_spec(t) for t, m in zip(text, meta, strict=True) if m.get("grade")]
     assert specs and all(spec is not None and callable(getattr(checks, spec.check)) for spec in specs)
+
+
+def test_a_recorded_function_keeps_its_name_and_the_helpers_it_calls(tmp_path, monkeypatch):
+    """A function that calls another function of the notebook and a helper of the package: the
+    record names the function, and the worker finds both again (6 = 2 * floor(3.7) * 1)."""
+    (tmp_path / "cell.py").write_text(
+        "import numpy as np\nfrom posenc_helpers import round_to_bfloat16\n\ndef double(x):\n    return 2 * x\n\n"
+        "def answer(s):\n    return int(double(np.floor(s)) * round_to_bfloat16(np.array(1.0)))\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+
+    record = _record.encode(importlib.import_module("cell").answer)
+    assert record["__function__"]["name"] == "answer"
+    proxy = _verdict._decode(json.loads(json.dumps(record)), [])
+    try:
+        assert proxy(3.7) == 6
+    finally:
+        proxy.close()
