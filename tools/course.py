@@ -469,6 +469,13 @@ def nbgrader_config() -> str:
         "    BeforeExecution, Execute, GradeFromRecords, IgnorePattern, ClearMetadataPreprocessor,\n"
         "    LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata,\n"
         "]\n"
+        "\n"
+        "# Chapter 11 trains its models once per course, not once per submission: the kernels\n"
+        "# share one store of training runs next to this file (posenc_helpers.lab.cache).\n"
+        "import os  # noqa: E402\n"
+        "\n"
+        "_here = os.path.dirname(os.path.abspath(__file__))  # noqa: F821\n"
+        'os.environ.setdefault("POSENC_LAB_CACHE", os.path.join(_here, "lab-runs"))\n'
     )
 
 

@@ -11,9 +11,9 @@ gradebook (SQLite; nbgrader writes it briefly at the start and end of each
 submission, and a write that meets a lock is retried). Every grade still comes
 from the course's own preprocessors (outside the student's kernel).
 
-Kernels started here share one store of chapter 11's training runs (the
-``POSENC_LAB_CACHE`` variable, :mod:`posenc_helpers.lab.cache`), in
-``COURSE/lab-runs`` unless the variable is set: the first submission trains the
+The kernels share one store of chapter 11's training runs (the course's
+``nbgrader_config.py`` sets ``POSENC_LAB_CACHE``, :mod:`posenc_helpers.lab.cache`,
+to ``COURSE/lab-runs`` unless it is set): the first submission trains the
 reference models, the others read them back instead of retraining.
 
 At the end it prints the wall time, the seconds per submission and each
@@ -114,7 +114,6 @@ def grade_class(
         names = [name for name in names if name in only]
     if not names:
         raise FileNotFoundError(f"no submissions of {assignment} in {course / 'submitted'}")
-    os.environ.setdefault("POSENC_LAB_CACHE", str(course / "lab-runs"))  # kernels inherit it
     start = time.perf_counter()
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         results = list(pool.map(lambda name: _grade_one(course, assignment, name, timeout), names))
