@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +34,7 @@ from .evaluation import length_losses, position_losses, retrieval_accuracy, rope
 from .model import METHODS, ModelConfig
 from .ngram import ngram_byte_losses
 from .statistics import FLAT_MARGIN, classify_rise, seed_interval
-from .training import fine_tune, train_budgets, train_many, train_sweep, two_at_a_time, with_rope_scaling
+from .training import TrainedModel, fine_tune, train_budgets, train_many, train_sweep, two_at_a_time, with_rope_scaling
 
 __all__ = [
     "Protocol",
@@ -208,10 +209,10 @@ def extrapolation_verdicts(text: dict, protocol: Protocol = PROTOCOL, budget: in
     >>> extrapolation_verdicts(fake, Protocol(seeds=(0, 1, 2), budgets=(8,)))
     {'alibi': 'flat'}
     """
-    budget = str(protocol.largest if budget is None else budget)
+    key = str(protocol.largest if budget is None else budget)
     verdicts = {}
     for method, by_seed in text.items():
-        rises = np.array([by_seed[str(seed)][budget]["rise"][1:] for seed in protocol.seeds])  # (seeds, lengths)
+        rises = np.array([by_seed[str(seed)][key]["rise"][1:] for seed in protocol.seeds])  # (seeds, lengths)
         kinds = [classify_rise(rises[:, k], protocol.margin) for k in range(rises.shape[1])]
         if all(kind in ("flat", "falls") for kind in kinds):
             verdicts[method] = "flat"
@@ -312,14 +313,14 @@ def _rounded(value):
 def record_lab(path: Path | str = RECORD_PATH, *, protocol: Protocol = PROTOCOL, progress: bool = True) -> dict:
     """Run the whole experiment of :data:`PROTOCOL`, write its record to ``path`` and return it.
 
-    Under an hour on a two-core CPU; the record keeps the seconds each part took
-    (``"seconds"``). ``make record-lab`` also sets ``POSENC_LAB_CACHE``, so that a
+    The record keeps the seconds each part took (``"seconds"``; ``make bench``
+    prints them). ``make record-lab`` also sets ``POSENC_LAB_CACHE``, so that a
     rerun after an edit outside the lab's training code reuses the trained models.
     """
     started = time.perf_counter()
     seconds: dict[str, float] = {}
     L = protocol.train_len
-    common = dict(
+    common: dict[str, Any] = dict(
         train_len=L, batch_size=protocol.batch_size, learning_rate=protocol.learning_rate,
         warmup=protocol.warmup, progress=progress,
     )  # fmt: skip
@@ -355,12 +356,12 @@ def record_lab(path: Path | str = RECORD_PATH, *, protocol: Protocol = PROTOCOL,
     controls: dict = {}
     for name, change in CONTROLS.items():
         config = dataclasses.replace(ModelConfig(), **change["config"])
-        runs = two_at_a_time(
-            lambda seed, change=change, config=config: train_budgets(
-                change["method"], budgets=[protocol.largest], seed=seed, config=config, **common
-            )[protocol.largest],
-            protocol.seeds,
-        )
+
+        def train_control(seed: int, method: str = change["method"], config: ModelConfig = config) -> TrainedModel:
+            runs = train_budgets(method, budgets=[protocol.largest], seed=seed, config=config, **common)
+            return runs[protocol.largest]
+
+        runs = two_at_a_time(train_control, protocol.seeds)
         controls[name] = {
             str(model.seed): summarise_text(
                 length_losses(model, protocol.lengths, seed=model.seed, windows=protocol.windows)

@@ -19,6 +19,7 @@ every model, and training twice here would prove nothing more.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -46,9 +47,11 @@ def course(tmp_path_factory):
 
 @pytest.fixture(scope="module", autouse=True)
 def training_runs_stored_once(tmp_path_factory):
-    """The kernels started here share one store of training runs (they inherit the variable)."""
+    """The kernels started here share one store of training runs (they inherit the variable):
+    make test's, when it set one for all its notebook runs, else a fresh folder."""
     patch = pytest.MonkeyPatch()
-    patch.setenv(CACHE_VARIABLE, str(tmp_path_factory.mktemp("lab-runs")))
+    if not os.environ.get(CACHE_VARIABLE):
+        patch.setenv(CACHE_VARIABLE, str(tmp_path_factory.mktemp("lab-runs")))
     yield
     patch.undo()
 
