@@ -415,17 +415,23 @@ def bench_lab() -> list[Row]:
         Row("lab", "model FLOP rate (matrix products only)", achieved, "GF/s", None),
         Row("lab", "2048 x 2048 float32 matrix product, same run", peak, "GF/s", None),
         Row("lab", "model FLOP rate / matrix-product rate", achieved / peak, "×", None),
+    ]
+    # A record written by a rerun read its trained models back from the store: its total
+    # is then not the time of the whole experiment, and gets no budget.
+    trained = sum(record["training_seconds"].values())
+    rerun = record["seconds"]["text training"] < 0.25 * trained
+    rows += [
         Row(
             "lab",
-            "make record-lab, as recorded (minutes; a rerun reads stored training runs back)",
+            "make record-lab, as recorded (minutes" + ("; a rerun from stored runs)" if rerun else ")"),
             record["seconds"]["total"] / 60,
             "min",
-            60.0,
+            None if rerun else 60.0,
         ),
         Row(
             "lab",
-            "training time of the recorded text models, summed (minutes, one at a time)",
-            sum(record["training_seconds"].values()) / 60,
+            "training time of the recorded text models, summed over 18 trained two at a time (minutes)",
+            trained / 60,
             "min",
             None,
         ),
