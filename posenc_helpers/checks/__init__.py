@@ -11,22 +11,22 @@ Checks are grouped by the idea they test, one module each.
 """
 
 from ._core import CheckFailed, CheckResult
-from .ch01_order import (
+from .ch01_why_order_matters import (
     check_equivariant_prediction,
     check_permutation_matrix,
     check_symmetry_preserving_signal,
 )
-from .ch02_naive import check_first_dominant_position, check_step_table
+from .ch02_naive_positions import check_first_dominant_position, check_step_table
 from .ch03_sine_only import check_period_and_first_repeat, check_shift_residual
-from .ch04_sine_cosine import check_concat_readout, check_dimension_wavelength, check_encoding_row
-from .ch05_rotation import check_concat_shift_matrix, check_shift_matrix, check_swapped_rotation_block
-from .ch06_learned_relative import check_clipped_distances, check_t5_buckets
+from .ch04_sine_cosine_pairs import check_concat_readout, check_dimension_wavelength, check_encoding_row
+from .ch05_rotation_proof import check_concat_shift_matrix, check_shift_matrix, check_swapped_rotation_block
+from .ch06_learned_and_relative import check_clipped_distances, check_t5_buckets
 from .ch07_rope import check_converted_projection, check_rotated_query
 from .ch08_alibi import check_alibi_head_bias, check_alibi_slopes
 from .ch09_long_context import check_first_interpolated_collision, check_rescaled_frequencies
 from .ch10_comparison import check_alibi_weight_factor, check_offset_keys
 from .ch11_train_short_test_long import check_length_jumps, check_unseen_pairs
-from .ch12_positions_in_practice import check_axial_query, check_llama3_frequencies, check_position_ids
+from .ch12_positions_in_todays_models import check_axial_query, check_llama3_frequencies, check_position_ids
 
 __all__ = [
     "CheckFailed",

@@ -6,12 +6,12 @@ Call :func:`use_book_style` once in a notebook's setup cell.
 """
 
 from ._style import DIVERGING_CMAP, OKABE_ITO, SEQUENTIAL_CMAP, use_book_style
-from .ch01_order import plot_attention_weights, plot_pooled_summaries
-from .ch02_naive import plot_norm_ratio, plot_normalized_strips, plot_step_against_length
+from .ch01_why_order_matters import plot_attention_weights, plot_pooled_summaries
+from .ch02_naive_positions import plot_norm_ratio, plot_normalized_strips, plot_step_against_length
 from .ch03_sine_only import plot_collision_scan, plot_phase_circle, plot_sine_columns
-from .ch04_sine_cosine import plot_encoding_heatmap, plot_wavelengths
-from .ch05_rotation import plot_pair_on_circle, plot_position_scores, plot_rotation_frames
-from .ch06_learned_relative import plot_learned_table, plot_relative_matrix, plot_t5_buckets
+from .ch04_sine_cosine_pairs import plot_encoding_heatmap, plot_wavelengths
+from .ch05_rotation_proof import plot_pair_on_circle, plot_position_scores, plot_rotation_frames
+from .ch06_learned_and_relative import plot_learned_table, plot_relative_matrix, plot_t5_buckets
 from .ch07_rope import plot_decay_bound, plot_decay_scores, plot_rotation_matrix
 from .ch08_alibi import plot_alibi_slopes, plot_bias_heatmaps, plot_weights_by_distance
 from .ch09_long_context import plot_angle_errors, plot_stretch_factors
@@ -24,7 +24,7 @@ from .ch11_train_short_test_long import (
     plot_pair_norms,
     plot_position_losses,
 )
-from .ch12_positions_in_practice import plot_report_wavelengths
+from .ch12_positions_in_todays_models import plot_report_wavelengths
 
 __all__ = [
     "OKABE_ITO",

@@ -7,18 +7,18 @@ static companion figure that shows the same thing.
 """
 
 from ._explorer import FigureExplorer
-from .ch01_order import WordOrderExplorer
-from .ch02_naive import NaivePositionsExplorer
+from .ch01_why_order_matters import WordOrderExplorer
+from .ch02_naive_positions import NaivePositionsExplorer
 from .ch03_sine_only import SineCollisionExplorer
-from .ch04_sine_cosine import SinusoidalExplorer
-from .ch05_rotation import UnitCircleExplorer
-from .ch06_learned_relative import T5BucketExplorer
+from .ch04_sine_cosine_pairs import SinusoidalExplorer
+from .ch05_rotation_proof import UnitCircleExplorer
+from .ch06_learned_and_relative import T5BucketExplorer
 from .ch07_rope import RopeDecayExplorer
 from .ch08_alibi import AlibiExplorer
 from .ch09_long_context import RopeScalingExplorer
 from .ch10_comparison import OffsetHeadExplorer
 from .ch11_train_short_test_long import LengthExplorer
-from .ch12_positions_in_practice import RopeBaseExplorer
+from .ch12_positions_in_todays_models import RopeBaseExplorer
 
 __all__ = [
     "FigureExplorer",

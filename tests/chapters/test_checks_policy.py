@@ -439,7 +439,12 @@ def test_failed_check_in_ipython_shows_the_message_only(shell, label):
     assert giveaway not in shown
     assert [line for line in shown.splitlines() if line.strip()] == [f"CheckFailed: {message}"]
     # no line of any check's source, and no trace of a traceback
-    for module in (checks.ch02_naive, checks.ch04_sine_cosine, checks.ch05_rotation, checks._core):
+    for module in (
+        checks.ch02_naive_positions,
+        checks.ch04_sine_cosine_pairs,
+        checks.ch05_rotation_proof,
+        checks._core,
+    ):
         for line in inspect.getsource(module).splitlines():
             line = line.strip()
             if len(line) > 12 and line.strip("\"'f") not in message:

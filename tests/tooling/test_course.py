@@ -106,7 +106,7 @@ def test_student_copies_never_overwrite_without_force(tmp_path):
 
 
 def test_original_is_the_package_check_whatever_the_notebook_did():
-    import posenc_helpers.checks.ch04_sine_cosine as module
+    import posenc_helpers.checks.ch04_sine_cosine_pairs as module
 
     saved = module.check_encoding_row
     module.check_encoding_row = lambda *args, **kwargs: CheckResult("correct", "Correct: fake")

@@ -9,7 +9,7 @@ from matplotlib.ticker import FixedFormatter, FixedLocator, MaxNLocator, NullLoc
 
 from .._validation import check_count
 from ..plotting._style import OKABE_ITO
-from ..plotting.ch06_learned_relative import REGION_ALPHA, REGION_COLOURS, t5_spans
+from ..plotting.ch06_learned_and_relative import REGION_ALPHA, REGION_COLOURS, t5_spans
 from ..relative import t5_relative_bucket
 from ._explorer import FigureExplorer
 

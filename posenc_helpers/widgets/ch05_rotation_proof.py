@@ -7,7 +7,7 @@ import numpy as np
 
 from .._validation import check_even_width, check_positive_real
 from ..plotting._style import OKABE_ITO
-from ..plotting.ch05_rotation import SHIFTED_COLOUR, START_COLOUR, arc_points, prepare_circle_axes
+from ..plotting.ch05_rotation_proof import SHIFTED_COLOUR, START_COLOUR, arc_points, prepare_circle_axes
 from ..sinusoidal import frequencies, shift_matrix, sinusoidal_encoding
 from ._explorer import FigureExplorer
 
