@@ -159,7 +159,7 @@ def factor_function(sign, dtype):
     return encode
 
 
-BY_HAND_MASK = np.array([False, False, False, True, True, True, True, True])  # see test_ch11_checks.py
+BY_HAND_MASK = np.array([False, False, False, True, True, True, True, True])  # see test_ch11_train_short_test_long.py
 
 # name: (call, right answer, clearly wrong answer). The answers are converted to float32 below.
 CASES = {
@@ -237,7 +237,7 @@ CASES = {
     ),
     "check_t5_buckets": (
         lambda a: checks.check_t5_buckets(a, 300, np.array([300, 299, 292, 284, 280, 250, 200, 188, 187, 172, 0, 301])),
-        [0, 1, 8, 16, 17, 24, 30, 30, 31, 31, 31, 0],  # worked out in test_ch06_learned_relative.py
+        [0, 1, 8, 16, 17, 24, 30, 30, 31, 31, 31, 0],  # worked out in test_ch06_learned_and_relative.py
         [0, 1, 8, 16, 17, 24, 30, 30, 31, 31, 31, 31],
     ),
     "check_rotated_query": (
@@ -269,7 +269,7 @@ CASES = {
     ),
     "check_first_interpolated_collision": (
         lambda a: checks.check_first_interpolated_collision(a, factor=5.0),
-        162,  # worked out in test_ch09_long_context_checks.py
+        162,  # worked out in test_ch09_long_context.py
         163,
     ),
     "check_offset_keys": (
@@ -549,7 +549,7 @@ def test_plural_names_take_a_plural_verb():
 
 def test_entries_are_named_by_position_not_by_index():
     keys = np.array([300, 299, 292, 284, 280, 250])
-    right = np.array([0, 1, 8, 16, 17, 24])  # causal buckets, worked out in test_ch06_learned_relative.py
+    right = np.array([0, 1, 8, 16, 17, 24])  # causal buckets, worked out in test_ch06_learned_and_relative.py
     wrong = right.copy()
     wrong[4] = 3
     message = _failure(lambda a: checks.check_t5_buckets(a, 300, keys), wrong)

@@ -1,4 +1,5 @@
-"""Plotting and widget modules: import boundaries, rendering and explorer behaviour.
+"""Plotting and widget modules across the chapters: import boundaries, and every explorer's demo,
+rendering and blitting. Each chapter's own figures and explorer are tested in its ``test_chNN_*.py``.
 
 Speed of the explorers is measured by `make bench`, not asserted here.
 """
@@ -23,26 +24,6 @@ def test_core_package_imports_neither_matplotlib_nor_ipywidgets():
 def test_plotting_does_not_import_ipywidgets():
     code = "import sys, posenc_helpers.plotting\nassert 'ipywidgets' not in sys.modules\n"
     subprocess.run([sys.executable, "-c", code], check=True)
-
-
-def test_plot_functions_validate_and_draw():
-    from posenc_helpers.plotting import plot_attention_weights, plot_pooled_summaries
-
-    ax = plot_attention_weights(np.eye(3), ["a", "b", "c"], title="t")
-    assert ax.get_title() == "t" and len(ax.texts) == 9
-    with pytest.raises(ValueError, match="square"):
-        plot_attention_weights(np.ones((2, 3)), ["a", "b"])
-    with pytest.raises(ValueError, match="labels"):
-        plot_attention_weights(np.eye(2), ["a"])
-    with pytest.raises(ValueError, match="same length"):
-        plot_pooled_summaries({"a": np.ones(2), "b": np.ones(3)})
-    plt.close("all")
-
-
-def _explorer():
-    from posenc_helpers.widgets import WordOrderExplorer
-
-    return WordOrderExplorer.demo()[0]
 
 
 def _explorer_classes():
@@ -81,30 +62,6 @@ def test_every_explorer_replays_its_demo(cls):
     assert png.format == "PNG" and png.size == (width, height)
     assert explorer.status.value
     plt.close("all")
-
-
-def test_word_order_explorer_reacts_to_controls():
-    explorer = _explorer()
-    first_png = explorer.image.value
-    assert first_png[:8] == b"\x89PNG\r\n\x1a\n"
-    assert "(identical)" in explorer.status.value and "man bites dog" in explorer.status.value
-    explorer.set(order=(1, 0, 2))
-    assert "(identical)" in explorer.status.value and "bites dog man" in explorer.status.value
-    explorer.set(strength=1.0)
-    assert "(different)" in explorer.status.value
-    assert explorer.render_count == 3
-    assert explorer.image.value != first_png
-    with pytest.raises(ValueError, match="unknown control"):
-        explorer.set(speed=3)
-    bundle = explorer._repr_mimebundle_()
-    assert "application/vnd.jupyter.widget-view+json" in bundle
-
-
-def test_word_order_explorer_rejects_bad_sentences():
-    from posenc_helpers.widgets import WordOrderExplorer
-
-    with pytest.raises(ValueError, match="distinct"):
-        WordOrderExplorer(["a", "a"], np.ones((2, 2)), np.eye(2), np.eye(2), np.eye(2), np.ones((2, 2)))
 
 
 def _blitting_explorers() -> list[type]:

@@ -1,5 +1,8 @@
-"""Chapter 10 exercise checks: right answers pass, placeholders are not failures, the typical
-wrong answers get a hint that names the mistake, and no message reveals the expected values.
+"""Chapter 10 helpers: the exercise checks, the figures and the explorer.
+
+The checks: right answers pass, placeholders are not failures, the typical wrong answers get a
+hint that names the mistake, and no message reveals the expected values. The figures and the
+offset-head explorer: what they draw and report, and what they reject.
 
 Expected values are computed here with the math module and plain loops, independently of the
 package.
@@ -8,9 +11,11 @@ package.
 import math
 import re
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
+import posenc_helpers as ph
 from posenc_helpers.checks import CheckFailed, check_alibi_weight_factor, check_offset_keys
 
 PHI, D, N = 5, 8, 12
@@ -250,3 +255,59 @@ def test_alibi_factor_that_ignores_positions_is_rejected():
     _fails(lambda: check_alibi_weight_factor(counting_rows, n_heads=8), EXPECTED_FACTORS, "counts rows instead")
     # positions in any order, not starting at 0: the right adapter follows them
     assert check_alibi_weight_factor(loop_factor, n_heads=8)
+
+
+# --------------------------------------------------------------------------- plots and explorer
+def test_plot_checklist_grid_marks_every_cell_in_words():
+    from posenc_helpers.plotting import plot_checklist_grid
+
+    grid = np.array([[1.0, 0.0, np.nan]] * 6)
+    ax = plot_checklist_grid(grid, ["a", "b", "c"], title="t")
+    assert [t.get_text() for t in ax.texts] == ["yes", "no", "n/a"] * 6
+    assert ax.get_title() == "t"
+    assert [t.get_text() for t in ax.get_yticklabels()] == [c.name for c in ph.CHECKLIST]
+    with pytest.raises(ValueError, match="only 1"):
+        plot_checklist_grid(np.full((6, 1), 0.5), ["a"])
+    with pytest.raises(ValueError, match="methods"):
+        plot_checklist_grid(grid, ["a"])
+    with pytest.raises(ValueError, match="criteria"):
+        plot_checklist_grid(grid, ["a", "b", "c"], criteria=["x"])
+    with pytest.raises(ValueError, match="2-D"):
+        plot_checklist_grid(np.ones(3), ["a"])
+    plt.close("all")
+
+
+def test_plot_head_weights():
+    from posenc_helpers.plotting import plot_head_weights
+
+    image = plot_head_weights(ph.offset_head_weights(10, 2, 8, temperature=0.1), offset=2, title="h")
+    assert image.axes.get_title() == "h" and image.get_clim() == (0.0, 1.0)
+    assert image.axes.get_ylabel() == "query position i (tokens)"
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        plot_head_weights(np.full((2, 2), 2.0))
+    with pytest.raises(ValueError, match="offset"):
+        plot_head_weights(np.eye(2), offset=-1)
+    with pytest.raises(ValueError, match="2-D"):
+        plot_head_weights(np.ones(3))
+    plt.close("all")
+
+
+def test_offset_head_explorer_reports_the_chapter_numbers():
+    from posenc_helpers.widgets import OffsetHeadExplorer
+
+    explorer = OffsetHeadExplorer(design_length=32, long_length=3000)
+    explorer.set(offset=3, d_model=64, temperature=0.25)
+    profile = ph.offset_head_profile(3000, 3, 64, temperature=0.25)
+    assert math.isclose(explorer.min_weight_long, np.nanmin(profile.target_weight), rel_tol=1e-9)
+    assert explorer.argmax_on_target
+    assert "for every query: yes" in explorer.status.value
+    # the margin is f(0) - f(1) = sum(1 - cos(omega_k)) for d = 64
+    omega = [10000.0 ** (-2 * k / 64) for k in range(32)]
+    assert math.isclose(explorer.margin, sum(1 - math.cos(w) for w in omega), rel_tol=1e-9)
+    explorer.set(d_model=16, temperature=1.0)
+    assert explorer.min_weight_long < explorer.min_weight_design
+    with pytest.raises(ValueError, match="design_length"):
+        OffsetHeadExplorer(design_length=512)
+    with pytest.raises(ValueError, match="long_length"):
+        OffsetHeadExplorer(long_length=20)
+    plt.close("all")
