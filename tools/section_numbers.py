@@ -57,7 +57,8 @@ def _number_sections(app: Sphinx, env: Any) -> list[str]:
         for reference in env.tocs[docname].findall(nodes.reference):
             if reference.astext() in UNNUMBERED_SECTIONS and "secnumber" in reference:
                 del reference["secnumber"]
-                numbers.pop(reference["anchorname"], None)
+                numbers[reference["anchorname"]] = ()  # Sphinx's own "no number" (not a missing key:
+                # the HTML writer gives a heading missing from the table the page's number)
     return []
 
 
