@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_count
+from ._validation import require_count
 
 __all__ = ["alibi_slopes", "alibi_bias"]
 
@@ -59,7 +59,7 @@ def alibi_slopes(n_heads: int) -> np.ndarray:
     >>> bool(np.allclose(alibi_slopes(12)[8:], 2.0 ** -np.array([0.5, 1.5, 2.5, 3.5])))
     True
     """
-    n_heads = check_count(n_heads, "n_heads", minimum=1)
+    n_heads = require_count(n_heads, "n_heads", minimum=1)
     if n_heads & (n_heads - 1) == 0:
         return _power_of_two_slopes(n_heads)
     lower = 1 << (n_heads.bit_length() - 1)
@@ -114,7 +114,7 @@ def alibi_bias(n_heads: int, seq_len: int, *, causal: bool = True) -> np.ndarray
            [-0.5 , -0.25,  0.  ]])
     """
     slopes = alibi_slopes(n_heads)
-    seq_len = check_count(seq_len, "seq_len")
+    seq_len = require_count(seq_len, "seq_len")
     if not isinstance(causal, (bool, np.bool_)):
         raise TypeError(f"causal must be True or False, got {type(causal).__name__} {causal!r}")
     position = np.arange(seq_len, dtype=np.float64)
@@ -182,7 +182,7 @@ def alibi_bias_shifted(n_heads: int, seq_len: int, *, causal: bool = True) -> np
            [0.  , 0.25, 0.5 ]])
     """
     slopes = alibi_slopes(n_heads)
-    seq_len = check_count(seq_len, "seq_len")
+    seq_len = require_count(seq_len, "seq_len")
     if not isinstance(causal, (bool, np.bool_)):
         raise TypeError(f"causal must be True or False, got {type(causal).__name__} {causal!r}")
     key = np.arange(seq_len, dtype=np.float64)

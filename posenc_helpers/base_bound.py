@@ -34,7 +34,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import as_real_array, check_count, check_even_width, check_finite, check_positive_real
+from ._validation import as_real_array, require_count, require_even_width, require_finite, require_positive_real
 from .rope import rope_frequencies
 
 __all__ = ["men_criterion", "first_negative_distance", "smallest_passing_base"]
@@ -43,12 +43,12 @@ __all__ = ["men_criterion", "first_negative_distance", "smallest_passing_base"]
 _FIRST_BLOCK = 4096
 
 
-def _check_frequencies(values: ArrayLike) -> np.ndarray:
+def _require_frequencies(values: ArrayLike) -> np.ndarray:
     """Frequencies ``>= 0`` (zero: an unrotated pair), a non-empty 1-D float64 array."""
     array = as_real_array(values, "inv_freq").astype(np.float64)
     if array.ndim != 1 or array.size == 0:
         raise ValueError(f"inv_freq must be a non-empty 1-D array (one frequency per pair), got shape {array.shape}")
-    check_finite(array, "inv_freq")
+    require_finite(array, "inv_freq")
     if np.any(array < 0):
         bad = int(np.flatnonzero(array < 0)[0])
         raise ValueError(f"inv_freq must hold frequencies >= 0 (0: an unrotated pair); entry {bad} is {array[bad]!r}")
@@ -128,9 +128,9 @@ def men_criterion(inv_freq: ArrayLike, context: int, *, unrotated_features: int 
     >>> bool(np.allclose(men_criterion([1.0], 4, unrotated_features=2), np.cos(np.arange(4)) + 1))
     True
     """
-    theta = _check_frequencies(inv_freq)
-    context = check_count(context, "context", minimum=1)
-    unrotated_features = check_count(unrotated_features, "unrotated_features", minimum=0)
+    theta = _require_frequencies(inv_freq)
+    context = require_count(context, "context", minimum=1)
+    unrotated_features = require_count(unrotated_features, "unrotated_features", minimum=0)
     return _criterion(theta, 0, context, unrotated_features / 2)
 
 
@@ -178,9 +178,9 @@ def first_negative_distance(inv_freq: ArrayLike, *, unrotated_features: int = 0,
     >>> first_negative_distance([1.0], unrotated_features=2) is None
     True
     """
-    theta = _check_frequencies(inv_freq)
-    unrotated_features = check_count(unrotated_features, "unrotated_features", minimum=0)
-    limit = check_count(limit, "limit", minimum=1)
+    theta = _require_frequencies(inv_freq)
+    unrotated_features = require_count(unrotated_features, "unrotated_features", minimum=0)
+    limit = require_count(limit, "limit", minimum=1)
     constant = unrotated_features / 2
     rotating = int(np.count_nonzero(theta))
     if constant + (theta.size - rotating) >= rotating:  # each rotating term is >= -1: B(m) >= 0 everywhere
@@ -260,15 +260,15 @@ def smallest_passing_base(
     >>> f"{smallest_passing_base(1024, 128):.2g}"
     '4.3e+03'
     """
-    context = check_count(context, "context", minimum=2)
-    rotary_dim = check_even_width(rotary_dim, "rotary_dim")
-    unrotated_features = check_count(unrotated_features, "unrotated_features", minimum=0)
-    low = check_positive_real(low, "low")
-    high = check_positive_real(high, "high")
+    context = require_count(context, "context", minimum=2)
+    rotary_dim = require_even_width(rotary_dim, "rotary_dim")
+    unrotated_features = require_count(unrotated_features, "unrotated_features", minimum=0)
+    low = require_positive_real(low, "low")
+    high = require_positive_real(high, "high")
     if high <= low:
         raise ValueError(f"high must be larger than low ({low!r}), got {high!r}")
-    points_per_decade = check_count(points_per_decade, "points_per_decade", minimum=1)
-    rtol = check_positive_real(rtol, "rtol")
+    points_per_decade = require_count(points_per_decade, "points_per_decade", minimum=1)
+    rtol = require_positive_real(rtol, "rtol")
 
     def passes(base: float) -> bool:
         theta = rope_frequencies(rotary_dim, base=base)

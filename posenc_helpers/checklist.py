@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_choice, check_count, check_positive_real, describe_value
+from ._validation import describe_value, require_choice, require_count, require_positive_real
 from .metrics import linear_shift_fit, min_pairwise_distance
 
 __all__ = [
@@ -223,14 +223,14 @@ def score_encoding(
     """
     if not callable(encode):
         raise TypeError(f"encode must be callable as encode(positions, seq_len), got {type(encode).__name__}")
-    short_length = check_count(short_length, "short_length", minimum=2)
-    long_length = check_count(long_length, "long_length", minimum=short_length + 1)
+    short_length = require_count(short_length, "short_length", minimum=2)
+    long_length = require_count(long_length, "long_length", minimum=short_length + 1)
     if not isinstance(offsets, (tuple, list)) or not offsets:
         raise TypeError("offsets must be a non-empty tuple of positive integers")
-    offsets = tuple(check_count(o, "offsets", minimum=1) for o in offsets)
+    offsets = tuple(require_count(o, "offsets", minimum=1) for o in offsets)
     if max(offsets) >= long_length - 1:
         raise ValueError(f"offsets must be smaller than long_length - 1 = {long_length - 1}, got {max(offsets)}")
-    tolerance = check_positive_real(tolerance, "tolerance")
+    tolerance = require_positive_real(tolerance, "tolerance")
 
     def unique() -> CriterionResult:
         distance = min_pairwise_distance(_table(encode, long_length))
@@ -368,12 +368,12 @@ def criterion_applies(criterion: str, mechanism: str) -> bool:
     >>> criterion_applies("bounded", "added to the input")
     True
     """
-    criterion = check_choice(criterion, "criterion", tuple(c.key for c in CHECKLIST))
-    mechanism = check_choice(mechanism, "mechanism", MECHANISMS)
+    criterion = require_choice(criterion, "criterion", tuple(c.key for c in CHECKLIST))
+    mechanism = require_choice(mechanism, "mechanism", MECHANISMS)
     return criterion not in NOT_APPLICABLE.get(mechanism, ())
 
 
-def _check_scores(scores: Any, mechanisms: Any) -> tuple[list[str], dict[str, str]]:
+def _require_scores(scores: Any, mechanisms: Any) -> tuple[list[str], dict[str, str]]:
     keys = [c.key for c in CHECKLIST]
     if not isinstance(scores, Mapping) or not scores:
         raise TypeError("scores must be a non-empty dict {method name: score_encoding result}")
@@ -402,7 +402,7 @@ def _check_scores(scores: Any, mechanisms: Any) -> tuple[list[str], dict[str, st
     for method in methods:
         if method not in mechanisms:
             raise ValueError(f"mechanisms lacks the method {method!r}")
-        resolved[method] = check_choice(mechanisms[method], f"mechanisms[{method!r}]", MECHANISMS)
+        resolved[method] = require_choice(mechanisms[method], f"mechanisms[{method!r}]", MECHANISMS)
     return methods, resolved
 
 
@@ -452,7 +452,7 @@ def checklist_grid(
            [ 1.,  1.],
            [ 0.,  1.]])
     """
-    methods, resolved = _check_scores(scores, mechanisms)
+    methods, resolved = _require_scores(scores, mechanisms)
     grid = np.empty((len(CHECKLIST), len(methods)))
     for col, method in enumerate(methods):
         for row, criterion in enumerate(CHECKLIST):
@@ -516,7 +516,7 @@ def comparison_markdown(
     | Trained: works long | yes |
     """
     grid = checklist_grid(scores, mechanisms)
-    methods, resolved = _check_scores(scores, mechanisms)
+    methods, resolved = _require_scores(scores, mechanisms)
     if extra_rows is not None and not (
         isinstance(extra_rows, Mapping) and all(isinstance(row, Mapping) for row in extra_rows.values())
     ):

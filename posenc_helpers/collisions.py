@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_count, check_positive_real
+from ._validation import require_count, require_positive_real
 
 __all__ = ["collision_scan"]
 
@@ -53,12 +53,12 @@ def collision_scan(omega: float, n_positions: int, reference: int, threshold: fl
     >>> scan["same"].tolist(), scan["opposite"].tolist()
     ([710], [355])
     """
-    omega = check_positive_real(omega, "omega")
-    n_positions = check_count(n_positions, "n_positions", minimum=2)
-    reference = check_count(reference, "reference", minimum=0)
+    omega = require_positive_real(omega, "omega")
+    n_positions = require_count(n_positions, "n_positions", minimum=2)
+    reference = require_count(reference, "reference", minimum=0)
     if reference >= n_positions:
         raise ValueError(f"reference must be a position in 0 .. {n_positions - 1}, got {reference}")
-    threshold = check_positive_real(threshold, "threshold")
+    threshold = require_positive_real(threshold, "threshold")
     positions = np.arange(n_positions, dtype=np.float64)
     angles = omega * positions
     values, slopes = np.sin(angles), np.cos(angles)

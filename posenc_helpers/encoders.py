@@ -31,10 +31,10 @@ from numpy.typing import ArrayLike
 
 from ._validation import (
     as_integer_array,
-    check_count,
-    check_even_width,
-    check_positive_real,
     describe_value,
+    require_count,
+    require_even_width,
+    require_positive_real,
 )
 from .alibi import alibi_slopes
 from .checklist import MECHANISMS
@@ -82,7 +82,7 @@ class MethodEncoder:
 
 def _token_positions(positions: Any, seq_len: Any) -> tuple[np.ndarray, int]:
     """Validate ``positions`` as whole numbers in ``[0, seq_len)``; return int64 and the length."""
-    seq_len = check_count(seq_len, "seq_len", minimum=1)
+    seq_len = require_count(seq_len, "seq_len", minimum=1)
     if isinstance(positions, (str, bytes, numbers.Number)):
         raise TypeError(f"positions must be a 1-D array-like of token positions, got {describe_value(positions)}")
     index = as_integer_array(positions, "positions")
@@ -200,13 +200,13 @@ def method_encoders(
     >>> encoders["T5 buckets"]([0, 1], 2).argmax(axis=1)
     array([0, 1])
     """
-    d_model = check_even_width(d_model, "d_model")
-    base = check_positive_real(base, "base")
-    learned_max_len = check_count(learned_max_len, "learned_max_len", minimum=1)
-    n_heads = check_count(n_heads, "n_heads", minimum=1)
-    seed = check_count(seed, "seed", minimum=0)
-    t5_num_buckets = check_count(t5_num_buckets, "t5_num_buckets", minimum=1)
-    t5_max_distance = check_count(t5_max_distance, "t5_max_distance", minimum=1)
+    d_model = require_even_width(d_model, "d_model")
+    base = require_positive_real(base, "base")
+    learned_max_len = require_count(learned_max_len, "learned_max_len", minimum=1)
+    n_heads = require_count(n_heads, "n_heads", minimum=1)
+    seed = require_count(seed, "seed", minimum=0)
+    t5_num_buckets = require_count(t5_num_buckets, "t5_num_buckets", minimum=1)
+    t5_max_distance = require_count(t5_max_distance, "t5_max_distance", minimum=1)
     if not isinstance(t5_bidirectional, (bool, np.bool_)):
         raise TypeError(f"t5_bidirectional must be True or False, got {describe_value(t5_bidirectional)}")
     t5_settings: dict[str, Any] = dict(

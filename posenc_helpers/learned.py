@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import as_integer_array, as_real_array, check_count, check_finite, check_positive_real
+from ._validation import as_integer_array, as_real_array, require_count, require_finite, require_positive_real
 
 __all__ = [
     "learned_position_table",
@@ -92,10 +92,10 @@ def learned_position_table(max_len: int, d_model: int, *, seed: int = 0, scale: 
     >>> bool(abs(table.std() - 0.02) < 0.001)
     True
     """
-    max_len = check_count(max_len, "max_len", minimum=1)
-    d_model = check_count(d_model, "d_model", minimum=1)
-    seed = check_count(seed, "seed", minimum=0)
-    scale = check_positive_real(scale, "scale")
+    max_len = require_count(max_len, "max_len", minimum=1)
+    d_model = require_count(d_model, "d_model", minimum=1)
+    seed = require_count(seed, "seed", minimum=0)
+    scale = require_positive_real(scale, "scale")
     rng = np.random.default_rng(seed)
     return rng.normal(0.0, scale, size=(max_len, d_model))
 
@@ -160,7 +160,7 @@ def learned_encoding(positions: int | ArrayLike, table: ArrayLike) -> np.ndarray
     max_len = array.shape[0]
     if max_len < 1:
         raise ValueError("table must have at least one row (max_len >= 1)")
-    check_finite(array, "table")
+    require_finite(array, "table")
     outside = (index < 0) | (index >= max_len)
     if outside.any():
         bad = int(index.ravel()[int(np.flatnonzero(outside.ravel())[0])])
@@ -219,9 +219,9 @@ def clipped_relative_positions(query_len: int, key_len: int, max_distance: int) 
            [-1,  0,  1,  2,  2],
            [-2, -1,  0,  1,  2]])
     """
-    query_len = check_count(query_len, "query_len")
-    key_len = check_count(key_len, "key_len")
-    k = check_count(max_distance, "max_distance", minimum=1)
+    query_len = require_count(query_len, "query_len")
+    key_len = require_count(key_len, "key_len")
+    k = require_count(max_distance, "max_distance", minimum=1)
     distance = np.arange(key_len, dtype=np.int64)[None, :] - np.arange(query_len, dtype=np.int64)[:, None]
     return np.clip(distance, -k, k)
 
@@ -272,7 +272,7 @@ def shaw_relative_index(query_len: int, key_len: int, max_distance: int) -> np.n
            [1, 2, 3, 4, 4],
            [0, 1, 2, 3, 4]])
     """
-    k = check_count(max_distance, "max_distance", minimum=1)
+    k = require_count(max_distance, "max_distance", minimum=1)
     return clipped_relative_positions(query_len, key_len, k) + k
 
 
@@ -281,7 +281,7 @@ def _as_matrix(value: Any, name: str) -> np.ndarray:
     if array.ndim != 2:
         raise ValueError(f"{name} must be 2-D (rows x features), got shape {array.shape}")
     array = array.astype(np.float64)
-    check_finite(array, name)
+    require_finite(array, name)
     return array
 
 

@@ -48,12 +48,12 @@ from numpy.typing import ArrayLike
 
 from ._validation import (
     as_real_array,
-    check_choice,
-    check_count,
-    check_even_width,
-    check_finite,
-    check_positive_frequencies,
-    check_positive_real,
+    require_choice,
+    require_count,
+    require_even_width,
+    require_finite,
+    require_positive_frequencies,
+    require_positive_real,
 )
 from .rope import rope_frequencies
 
@@ -82,7 +82,7 @@ def _yarn_attention_factor(factor: float) -> float:
     return 1.0 if factor <= 1.0 else 0.1 * math.log(factor) + 1.0
 
 
-def _check_pair_factors(values: Any, name: str, pairs: int) -> np.ndarray:
+def _require_pair_factors(values: Any, name: str, pairs: int) -> np.ndarray:
     """One rescaling factor per frequency pair: a 1-D array of ``pairs`` finite numbers ``> 0``."""
     array = as_real_array(values, name).astype(np.float64)
     if array.shape != (pairs,):
@@ -90,7 +90,7 @@ def _check_pair_factors(values: Any, name: str, pairs: int) -> np.ndarray:
             f"{name} must be a 1-D list of head_dim // 2 = {pairs} factors (one per frequency pair), "
             f"got shape {array.shape}"
         )
-    check_finite(array, name)
+    require_finite(array, name)
     if np.any(array <= 0):
         bad = int(np.flatnonzero(array <= 0)[0])
         raise ValueError(f"{name} must hold factors > 0; entry {bad} is {array[bad]!r}")
@@ -311,9 +311,9 @@ def scaled_rope_frequencies(
     >>> inv, round(attn, 4)
     (array([1.    , 0.0025]), 1.1902)
     """
-    head_dim = check_even_width(head_dim, "head_dim")
-    base = check_positive_real(base, "base")
-    method = check_choice(method, "method", SCALING_METHODS)
+    head_dim = require_even_width(head_dim, "head_dim")
+    base = require_positive_real(base, "base")
+    method = require_choice(method, "method", SCALING_METHODS)
     given = {
         "factor": factor,
         "original_max_len": original_max_len,
@@ -326,11 +326,11 @@ def scaled_rope_frequencies(
         if given[name] is None:
             raise ValueError(f"{name} is required for method={method!r}: {_WHAT[name]}")
     if factor is not None:
-        factor = check_positive_real(factor, "factor")
+        factor = require_positive_real(factor, "factor")
     if original_max_len is not None:
-        original_max_len = check_count(original_max_len, "original_max_len", minimum=1)
-    beta_fast = check_positive_real(beta_fast, "beta_fast")
-    beta_slow = check_positive_real(beta_slow, "beta_slow")
+        original_max_len = require_count(original_max_len, "original_max_len", minimum=1)
+    beta_fast = require_positive_real(beta_fast, "beta_fast")
+    beta_slow = require_positive_real(beta_slow, "beta_slow")
     if beta_fast <= beta_slow:
         raise ValueError(
             f"beta_fast must be greater than beta_slow (rotations per original context), "
@@ -339,26 +339,26 @@ def scaled_rope_frequencies(
     if not isinstance(truncate, (bool, np.bool_)):
         raise TypeError(f"truncate must be True or False, got {type(truncate).__name__} {truncate!r}")
     if low_freq_factor is not None:
-        low_freq_factor = check_positive_real(low_freq_factor, "low_freq_factor")
+        low_freq_factor = require_positive_real(low_freq_factor, "low_freq_factor")
     if high_freq_factor is not None:
-        high_freq_factor = check_positive_real(high_freq_factor, "high_freq_factor")
+        high_freq_factor = require_positive_real(high_freq_factor, "high_freq_factor")
     if low_freq_factor is not None and high_freq_factor is not None and high_freq_factor <= low_freq_factor:
         raise ValueError(
             f"high_freq_factor must be greater than low_freq_factor (the kept band lies above the divided one), "
             f"got high_freq_factor={high_freq_factor!r}, low_freq_factor={low_freq_factor!r}"
         )
     if seq_len is not None:
-        seq_len = check_count(seq_len, "seq_len", minimum=1)
+        seq_len = require_count(seq_len, "seq_len", minimum=1)
     pairs = head_dim // 2
-    short = None if short_factor is None else _check_pair_factors(short_factor, "short_factor", pairs)
-    long = None if long_factor is None else _check_pair_factors(long_factor, "long_factor", pairs)
+    short = None if short_factor is None else _require_pair_factors(short_factor, "short_factor", pairs)
+    long = None if long_factor is None else _require_pair_factors(long_factor, "long_factor", pairs)
     if attention_factor is not None:
         if method not in ("yarn", "longrope"):
             raise ValueError(
                 f"attention_factor applies only to method='yarn' or 'longrope' "
                 f"(method={method!r} leaves the logits unscaled), got attention_factor={attention_factor!r}"
             )
-        attention_factor = check_positive_real(attention_factor, "attention_factor")
+        attention_factor = require_positive_real(attention_factor, "attention_factor")
     if method == "longrope" and factor is None and attention_factor is None:
         raise ValueError(
             "factor is required for method='longrope' unless attention_factor is given: pass "
@@ -465,15 +465,15 @@ def unseen_angle_pairs(
     >>> unseen_angle_pairs(theta, theta / 4, 100, 400)
     array([False, False])
     """
-    theta = check_positive_frequencies(inv_freq, "inv_freq")
-    scaled = check_positive_frequencies(scaled_inv_freq, "scaled_inv_freq")
+    theta = require_positive_frequencies(inv_freq, "inv_freq")
+    scaled = require_positive_frequencies(scaled_inv_freq, "scaled_inv_freq")
     if scaled.shape != theta.shape:
         raise ValueError(
             f"scaled_inv_freq must have the shape of inv_freq {theta.shape} (one frequency per pair), "
             f"got {scaled.shape}"
         )
-    original_max_len = check_count(original_max_len, "original_max_len", minimum=1)
-    new_max_len = check_count(new_max_len, "new_max_len", minimum=1)
+    original_max_len = require_count(original_max_len, "original_max_len", minimum=1)
+    new_max_len = require_count(new_max_len, "new_max_len", minimum=1)
     trained_edge = original_max_len * theta
     partial_turn = trained_edge < 2.0 * math.pi
     return partial_turn & ((new_max_len - 1) * scaled > trained_edge)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import as_real_array, check_count, check_finite
+from ._validation import as_real_array, require_count, require_finite
 
 __all__ = ["min_pairwise_distance", "linear_shift_fit"]
 
@@ -51,7 +51,7 @@ def min_pairwise_distance(encodings: ArrayLike) -> float:
     n = table.shape[0]
     if n < 2:
         raise ValueError(f"encodings must have at least 2 rows to compare, got {n}")
-    check_finite(table, "encodings")
+    require_finite(table, "encodings")
 
     sq_norms = np.einsum("ij,ij->i", table, table)
     # Rounding error of the Gram identity is at most a few eps * (|a|^2 + |b|^2) * d.
@@ -123,9 +123,9 @@ def linear_shift_fit(encodings: ArrayLike, offset: int) -> tuple[np.ndarray, flo
     table = as_real_array(encodings, "encodings").astype(np.float64)
     if table.ndim != 2:
         raise ValueError(f"encodings must be 2-D (positions x features), got shape {table.shape}")
-    check_finite(table, "encodings")
+    require_finite(table, "encodings")
     n = table.shape[0]
-    offset = check_count(offset, "offset", minimum=1)
+    offset = require_count(offset, "offset", minimum=1)
     if offset >= n:
         raise ValueError(f"offset must be smaller than the number of rows ({n}), got {offset}")
     source, target = table[:-offset], table[offset:]

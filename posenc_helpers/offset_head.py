@@ -19,12 +19,12 @@ from numpy.typing import ArrayLike
 
 from ._validation import (
     as_real_array,
-    check_choice,
-    check_count,
-    check_even_width,
-    check_finite,
-    check_positive_real,
     describe_value,
+    require_choice,
+    require_count,
+    require_even_width,
+    require_finite,
+    require_positive_real,
 )
 from .rope import apply_rope, rope_frequencies
 from .sinusoidal import frequencies, shift_matrix, sinusoidal_encoding
@@ -36,7 +36,7 @@ _MAX_FULL = 4096  # offset_head_weights builds a full (n, n) matrix: 4096**2 flo
 _MAX_PAIRS = 2_000_000_000  # offset_head_profile: about a minute of scoring
 
 
-def _check_probe(probe: Any, d_model: int, kind: str) -> np.ndarray:
+def _require_probe(probe: Any, d_model: int, kind: str) -> np.ndarray:
     if probe is None:
         unit = np.zeros(d_model)
         unit[0::2] = 1.0
@@ -46,7 +46,7 @@ def _check_probe(probe: Any, d_model: int, kind: str) -> np.ndarray:
     array = as_real_array(probe, "probe").astype(np.float64)
     if array.shape != (d_model,):
         raise ValueError(f"probe must be 1-D with d_model = {d_model} entries, got shape {array.shape}")
-    check_finite(array, "probe")
+    require_finite(array, "probe")
     if not np.any(array):
         raise ValueError("probe must not be all zeros (a zero query attends uniformly)")
     return array
@@ -55,12 +55,12 @@ def _check_probe(probe: Any, d_model: int, kind: str) -> np.ndarray:
 def _head_args(
     offset: Any, d_model: Any, temperature: Any, kind: Any, base: Any, probe: Any
 ) -> tuple[int, int, float, str, float, np.ndarray]:
-    offset = check_count(offset, "offset", minimum=0)
-    d_model = check_even_width(d_model, "d_model")
-    temperature = check_positive_real(temperature, "temperature")
-    kind = check_choice(kind, "kind", HEAD_KINDS)
-    base = check_positive_real(base, "base")
-    probe = _check_probe(probe, d_model, kind)
+    offset = require_count(offset, "offset", minimum=0)
+    d_model = require_even_width(d_model, "d_model")
+    temperature = require_positive_real(temperature, "temperature")
+    kind = require_choice(kind, "kind", HEAD_KINDS)
+    base = require_positive_real(base, "base")
+    probe = _require_probe(probe, d_model, kind)
     return offset, d_model, temperature, kind, base, probe
 
 
@@ -154,12 +154,12 @@ def offset_score(
     >>> bool(np.allclose(offset_score([3.0], 8, kind="rope"), offset_score([3.0], 8)))
     True
     """
-    d_model = check_even_width(d_model, "d_model")
-    kind = check_choice(kind, "kind", HEAD_KINDS)
-    base = check_positive_real(base, "base")
-    u = _check_probe(probe, d_model, kind)
+    d_model = require_even_width(d_model, "d_model")
+    kind = require_choice(kind, "kind", HEAD_KINDS)
+    base = require_positive_real(base, "base")
+    u = _require_probe(probe, d_model, kind)
     values = as_real_array(delta, "delta").astype(np.float64)
-    check_finite(values, "delta")
+    require_finite(values, "delta")
     if kind == "sinusoidal":
         omega, weight = frequencies(d_model, base=base), np.ones(d_model // 2)
     else:
@@ -214,14 +214,14 @@ def offset_head_closed_form(
     >>> np.round(target, 4).tolist(), np.round(runner_up, 4).tolist()
     ([0.7311, 0.5761], [0.2689, 0.2119])
     """
-    offset = check_count(offset, "offset")
-    temperature = check_positive_real(temperature, "temperature")
+    offset = require_count(offset, "offset")
+    temperature = require_positive_real(temperature, "temperature")
     scores = as_real_array(scores_by_delta, "scores_by_delta").astype(np.float64)
     if scores.ndim != 1 or scores.size <= offset:
         raise ValueError(
             f"scores_by_delta must be 1-D with more than offset = {offset} entries, got shape {scores.shape}"
         )
-    check_finite(scores, "scores_by_delta")
+    require_finite(scores, "scores_by_delta")
     factor = np.exp((scores - scores[offset]) / temperature)  # relative to the target's score
     denominator = np.cumsum(factor)[offset:]  # queries offset .. n - 1
     before = factor[:offset].max() if offset else 0.0
@@ -288,7 +288,7 @@ def offset_head_weights(
     >>> int(w[10].argmax()), bool(w[10, 8] > 0.9)
     (8, True)
     """
-    seq_len = check_count(seq_len, "seq_len", minimum=1)
+    seq_len = require_count(seq_len, "seq_len", minimum=1)
     if seq_len > _MAX_FULL:
         raise ValueError(
             f"seq_len must be <= {_MAX_FULL} for the full weight matrix, got {seq_len}; "
@@ -339,7 +339,7 @@ def _query_positions(queries: Any, seq_len: int) -> np.ndarray:
     array = as_real_array(queries, "queries")
     if array.ndim != 1 or array.size == 0:
         raise ValueError(f"queries must be a non-empty 1-D array of positions, got shape {array.shape}")
-    check_finite(array, "queries")
+    require_finite(array, "queries")
     if np.any(array != np.round(array)):
         raise ValueError("queries must be whole-number positions")
     index = array.astype(np.int64)
@@ -416,9 +416,9 @@ def offset_head_profile(
     >>> bool(np.all(p.argmax[5:] == p.queries[5:] - 5)), bool(np.nanmin(p.target_weight) > 0.95)
     (True, True)
     """
-    seq_len = check_count(seq_len, "seq_len", minimum=1)
+    seq_len = require_count(seq_len, "seq_len", minimum=1)
     offset, d_model, temperature, kind, base, probe = _head_args(offset, d_model, temperature, kind, base, probe)
-    block = check_count(block_size, "block_size", minimum=2)
+    block = require_count(block_size, "block_size", minimum=2)
     q_pos = _query_positions(queries, seq_len)
     pairs = int(np.sum(q_pos + 1))  # (query, key) pairs scored under the causal mask
     if pairs > _MAX_PAIRS:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_count
+from ._validation import require_count
 
 __all__ = ["integer_positions", "normalized_positions"]
 
@@ -44,7 +44,7 @@ def integer_positions(n: int) -> np.ndarray:
     >>> integer_positions(0).shape
     (0,)
     """
-    n = check_count(n, "n")
+    n = require_count(n, "n")
     return np.arange(n, dtype=np.float64)
 
 
@@ -90,7 +90,7 @@ def normalized_positions(n: int) -> np.ndarray:
     >>> normalized_positions(1)
     array([0.])
     """
-    n = check_count(n, "n")
+    n = require_count(n, "n")
     if n <= 1:
         return np.zeros(n, dtype=np.float64)
     return np.arange(n, dtype=np.float64) / (n - 1)

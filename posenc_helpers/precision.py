@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import as_positions, as_real_array, check_positive_frequencies
+from ._validation import as_positions, as_real_array, require_positive_frequencies
 
 __all__ = [
     "round_to_bfloat16",
@@ -44,7 +44,7 @@ PRECISIONS = ("float16", "bfloat16", "float32", "float64")
 _NUMPY_FORMATS = {"float16": np.float16, "float32": np.float32, "float64": np.float64}
 
 
-def _check_precision(dtype: Any, name: str = "dtype") -> str:
+def _require_precision(dtype: Any, name: str = "dtype") -> str:
     """Return the format name for ``dtype`` (a name from PRECISIONS or a numpy float dtype)."""
     allowed = ", ".join(repr(p) for p in PRECISIONS)
     if isinstance(dtype, str):
@@ -163,7 +163,7 @@ def round_to_precision(x: ArrayLike, dtype: Any) -> np.ndarray:
     [257.0, 16777216.0]
     """
     array = as_real_array(x, "x")
-    precision = _check_precision(dtype)
+    precision = _require_precision(dtype)
     if precision == "bfloat16":
         return round_to_bfloat16(array).astype(np.float64)
     with np.errstate(over="ignore"):
@@ -221,8 +221,8 @@ def rope_angles(positions: int | ArrayLike, inv_freq: ArrayLike, dtype: Any) -> 
     array([[0.3]])
     """
     t = as_positions(positions)
-    theta = check_positive_frequencies(inv_freq, "inv_freq")
-    precision = _check_precision(dtype)
+    theta = require_positive_frequencies(inv_freq, "inv_freq")
+    precision = _require_precision(dtype)
     t_rounded = round_to_precision(t, precision)
     theta_rounded = round_to_precision(theta, precision)
     if precision == "float64":
@@ -279,7 +279,7 @@ def angle_errors(positions: int | ArrayLike, inv_freq: ArrayLike, dtype: Any) ->
     0.0
     """
     t = as_positions(positions)
-    theta = check_positive_frequencies(inv_freq, "inv_freq")
+    theta = require_positive_frequencies(inv_freq, "inv_freq")
     computed = rope_angles(t, theta, dtype)
     exact = t[:, None] * theta[None, :]
     return np.abs(computed - exact)

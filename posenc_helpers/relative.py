@@ -12,7 +12,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import as_integer_array, check_count, describe_value
+from ._validation import as_integer_array, describe_value, require_count
 
 __all__ = ["t5_relative_bucket"]
 
@@ -94,7 +94,7 @@ def t5_relative_bucket(
     offsets = as_integer_array(relative_position, "relative_position")
     if not isinstance(bidirectional, (bool, np.bool_)):
         raise TypeError(f"bidirectional must be True or False, got {describe_value(bidirectional)}")
-    num_buckets = check_count(num_buckets, "num_buckets", minimum=1)
+    num_buckets = require_count(num_buckets, "num_buckets", minimum=1)
     needed = 4 if bidirectional else 2
     if num_buckets < needed:
         mode = "bidirectional" if bidirectional else "unidirectional"
@@ -102,7 +102,7 @@ def t5_relative_bucket(
             f"num_buckets must be >= {needed} for {mode} bucketing (at least one exact "
             f"bucket per direction), got {num_buckets}"
         )
-    max_distance = check_count(max_distance, "max_distance", minimum=1)
+    max_distance = require_count(max_distance, "max_distance", minimum=1)
 
     n = -offsets
     if bidirectional:

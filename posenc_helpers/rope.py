@@ -29,10 +29,10 @@ from ._validation import (
     as_head_array,
     as_positions,
     as_real_array,
-    check_choice,
-    check_even_width,
-    check_finite,
-    check_positive_real,
+    require_choice,
+    require_even_width,
+    require_finite,
+    require_positive_real,
 )
 from .sinusoidal import geometric_frequencies
 
@@ -79,19 +79,19 @@ def rope_frequencies(head_dim: int, *, base: float = 10000.0) -> np.ndarray:
     >>> rope_frequencies(6, base=64.0)
     array([1.    , 0.25  , 0.0625])
     """
-    head_dim = check_even_width(head_dim, "head_dim")
-    base = check_positive_real(base, "base")
+    head_dim = require_even_width(head_dim, "head_dim")
+    base = require_positive_real(base, "base")
     return geometric_frequencies(head_dim, base)
 
 
-def _check_inv_freq(inv_freq: Any, rotary_dim: int) -> np.ndarray:
+def _require_inv_freq(inv_freq: Any, rotary_dim: int) -> np.ndarray:
     array = as_real_array(inv_freq, "inv_freq").astype(np.float64)
     if array.shape != (rotary_dim // 2,):
         raise ValueError(
             f"inv_freq must be 1-D with rotary_dim // 2 = {rotary_dim // 2} entries "
             f"(one per rotated feature pair; rotary_dim is head_dim unless given), got shape {array.shape}"
         )
-    check_finite(array, "inv_freq")
+    require_finite(array, "inv_freq")
     return array
 
 
@@ -204,20 +204,20 @@ def apply_rope(
         raise ValueError(
             f"positions must have one entry per row of x's sequence axis (x.shape[-2] = {seq}), got {t.shape[0]}"
         )
-    base = check_positive_real(base, "base")
-    layout = check_choice(layout, "layout", ROPE_LAYOUTS)
+    base = require_positive_real(base, "base")
+    layout = require_choice(layout, "layout", ROPE_LAYOUTS)
     if rotary_dim is None:
         rotary_dim = head_dim
     else:
-        rotary_dim = check_even_width(rotary_dim, "rotary_dim")
+        rotary_dim = require_even_width(rotary_dim, "rotary_dim")
         if rotary_dim > head_dim:
             raise ValueError(
                 f"rotary_dim must be a positive even integer <= head_dim (x.shape[-1] = {head_dim}), got {rotary_dim}"
             )
-    theta = geometric_frequencies(rotary_dim, base) if inv_freq is None else _check_inv_freq(inv_freq, rotary_dim)
+    theta = geometric_frequencies(rotary_dim, base) if inv_freq is None else _require_inv_freq(inv_freq, rotary_dim)
     out_dtype = array.dtype if np.issubdtype(array.dtype, np.floating) else np.float64
     work = np.asarray(array, dtype=np.float64)
-    check_finite(work, "x")
+    require_finite(work, "x")
 
     angles = t[:, None] * theta[None, :]  # angles[m, i] = m * theta_i, float64
     cos, sin = np.cos(angles), np.sin(angles)

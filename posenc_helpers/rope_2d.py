@@ -24,13 +24,13 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import as_head_array, as_positions, as_real_array, check_positive_real, describe_value
+from ._validation import as_head_array, as_positions, as_real_array, describe_value, require_positive_real
 from .rope import apply_rope, rope_frequencies
 
 __all__ = ["axial_rope", "multimodal_rope"]
 
 
-def _check_coordinate(values: ArrayLike, name: str, seq: int) -> np.ndarray:
+def _require_coordinate(values: ArrayLike, name: str, seq: int) -> np.ndarray:
     t = as_positions(values, name)
     if t.shape[0] != seq:
         raise ValueError(
@@ -112,9 +112,9 @@ def axial_rope(
     """
     array = as_head_array(x, 4, "two halves, each of whole feature pairs")
     seq = array.shape[-2]
-    r = _check_coordinate(rows, "rows", seq)
-    c = _check_coordinate(cols, "cols", seq)
-    base = check_positive_real(base, "base")
+    r = _require_coordinate(rows, "rows", seq)
+    c = _require_coordinate(cols, "cols", seq)
+    base = require_positive_real(base, "base")
     half = array.shape[-1] // 2
     out = np.concatenate(
         [
@@ -126,7 +126,7 @@ def axial_rope(
     return out
 
 
-def _check_sections(sections: Sequence[int], pairs: int) -> tuple[int, ...]:
+def _require_sections(sections: Sequence[int], pairs: int) -> tuple[int, ...]:
     if isinstance(sections, (str, bytes)) or not isinstance(sections, (Sequence, np.ndarray)):
         raise TypeError(f"sections must be a sequence of integers >= 0, got {describe_value(sections)}")
     items = list(sections)
@@ -222,7 +222,7 @@ def multimodal_rope(
     """
     array = as_head_array(x)
     head_dim = array.shape[-1]
-    parts = _check_sections(sections, head_dim // 2)
+    parts = _require_sections(sections, head_dim // 2)
     grid = as_real_array(positions, "positions").astype(np.float64)
     seq = array.shape[-2]
     if grid.shape != (len(parts), seq):
@@ -232,7 +232,7 @@ def multimodal_rope(
         )
     if not np.all(np.isfinite(grid)):
         raise ValueError("positions must be finite (no NaN or inf)")
-    base = check_positive_real(base, "base")
+    base = require_positive_real(base, "base")
     theta = rope_frequencies(head_dim, base=base)
     edges = np.concatenate([[0], np.cumsum(parts)])
     out = np.asarray(array, dtype=np.float64) if not np.issubdtype(array.dtype, np.floating) else array

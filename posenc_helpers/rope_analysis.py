@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import as_positions, check_choice, check_even_width, check_positive_real, check_real
+from ._validation import as_positions, require_choice, require_even_width, require_positive_real, require_real
 from .rope import ROPE_LAYOUTS, rope_frequencies
 from .sinusoidal import halves_order
 
@@ -101,10 +101,10 @@ def rope_rotation_matrix(
            [ 0.   ,  0.   ,  1.   , -0.016],
            [ 0.   ,  0.   ,  0.016,  1.   ]])
     """
-    m = check_real(position, "position")
-    head_dim = check_even_width(head_dim, "head_dim")
-    base = check_positive_real(base, "base")
-    layout = check_choice(layout, "layout", ROPE_LAYOUTS)
+    m = require_real(position, "position")
+    head_dim = require_even_width(head_dim, "head_dim")
+    base = require_positive_real(base, "base")
+    layout = require_choice(layout, "layout", ROPE_LAYOUTS)
     angles = m * rope_frequencies(head_dim, base=base)
     cos, sin = np.cos(angles), np.sin(angles)
     first, second = _pair_indices(head_dim, layout)
@@ -175,7 +175,7 @@ def rope_layout_permutation(head_dim: int) -> np.ndarray:
     >>> bool(np.allclose(a, b))
     True
     """
-    head_dim = check_even_width(head_dim, "head_dim")
+    head_dim = require_even_width(head_dim, "head_dim")
     return halves_order(head_dim)
 
 
@@ -242,8 +242,8 @@ def rope_decay_bound(distances: int | ArrayLike, head_dim: int, *, base: float =
     True
     """
     r = as_positions(distances, "distances")
-    head_dim = check_even_width(head_dim, "head_dim")
-    base = check_positive_real(base, "base")
+    head_dim = require_even_width(head_dim, "head_dim")
+    base = require_positive_real(base, "base")
     theta = rope_frequencies(head_dim, base=base)
     partial_sums = np.cumsum(np.exp(1j * r[:, None] * theta[None, :]), axis=1)  # S_1 .. S_{d/2}
     return np.abs(partial_sums).mean(axis=1)

@@ -16,12 +16,12 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from ._validation import (
     as_positions,
-    check_choice,
-    check_count,
-    check_dtype_floating,
-    check_even_width,
-    check_positive_real,
-    check_real,
+    require_choice,
+    require_count,
+    require_dtype_floating,
+    require_even_width,
+    require_positive_real,
+    require_real,
 )
 
 __all__ = [
@@ -96,8 +96,8 @@ def frequencies(d_model: int, *, base: float = 10000.0) -> np.ndarray:
     >>> frequencies(8, base=16.0)
     array([1.   , 0.5  , 0.25 , 0.125])
     """
-    d_model = check_even_width(d_model, "d_model")
-    base = check_positive_real(base, "base")
+    d_model = require_even_width(d_model, "d_model")
+    base = require_positive_real(base, "base")
     return geometric_frequencies(d_model, base)
 
 
@@ -201,8 +201,8 @@ def sine_only_encoding(positions: int | ArrayLike, d_model: int, *, base: float 
     True
     """
     t = as_positions(positions)
-    d_model = check_count(d_model, "d_model", minimum=1)
-    base = check_positive_real(base, "base")
+    d_model = require_count(d_model, "d_model", minimum=1)
+    base = require_positive_real(base, "base")
     column = np.arange(d_model, dtype=np.float64)
     omega = base ** (-column / d_model)
     return np.sin(t[:, None] * omega[None, :])
@@ -284,10 +284,10 @@ def sinusoidal_encoding(
     (0, 6)
     """
     t = as_positions(positions)
-    d_model = check_even_width(d_model, "d_model")
-    base = check_positive_real(base, "base")
-    layout = check_choice(layout, "layout", SINUSOIDAL_LAYOUTS)
-    dtype = check_dtype_floating(dtype)
+    d_model = require_even_width(d_model, "d_model")
+    base = require_positive_real(base, "base")
+    layout = require_choice(layout, "layout", SINUSOIDAL_LAYOUTS)
+    dtype = require_dtype_floating(dtype)
 
     omega = geometric_frequencies(d_model, base).astype(dtype)
     angles = np.outer(t.astype(dtype), omega)  # angles[t, k] = omega_k * t
@@ -354,8 +354,8 @@ def shift_matrix(offset: float, d_model: int, *, base: float = 10000.0) -> np.nd
     >>> bool(np.allclose(m @ m.T, np.eye(4)))
     True
     """
-    phi = check_real(offset, "offset")
-    d_model = check_even_width(d_model, "d_model")
+    phi = require_real(offset, "offset")
+    d_model = require_even_width(d_model, "d_model")
     angle = frequencies(d_model, base=base) * phi
     cos, sin = np.cos(angle), np.sin(angle)
     even = np.arange(0, d_model, 2)

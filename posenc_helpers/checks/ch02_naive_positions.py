@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_lengths, check_positive_real
+from .._validation import require_lengths, require_positive_real
 from ._core import (
     CheckFailed,
     CheckResult,
@@ -26,7 +26,7 @@ _SECTION_WIDTH = 64
 
 
 def _lengths(lengths: Sequence[int]) -> np.ndarray:
-    return np.array(check_lengths(lengths), dtype=np.float64)
+    return np.array(require_lengths(lengths), dtype=np.float64)
 
 
 def _steps(n: np.ndarray) -> np.ndarray:
@@ -268,7 +268,7 @@ def check_first_dominant_position(answer: Any, embeddings: np.ndarray, factor: f
     still shorter than 10 times a typical embedding.
     """
     table = _embedding_table(embeddings)
-    factor = check_positive_real(factor, "factor")
+    factor = require_positive_real(factor, "factor")
     if is_placeholder(answer):
         return not_attempted("your function first_position(embeddings, factor)")
     if callable(answer):

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import as_real_array, check_count, check_finite, check_positive_real
+from .._validation import as_real_array, require_count, require_finite, require_positive_real
 from ..metrics import linear_shift_fit
 from ._core import (
     CheckFailed,
@@ -178,8 +178,8 @@ def check_period_and_first_repeat(
     posenc_helpers.checks.CheckFailed: period is not yet the number of tokens after which ω t has grown
     by one full turn. Hint: this is 1/ω: the angle ω t is in radians, and a full turn is 2π radians, not 1.
     """
-    omega = check_positive_real(omega, "omega")
-    tolerance = check_positive_real(tolerance, "tolerance")
+    omega = require_positive_real(omega, "omega")
+    tolerance = require_positive_real(tolerance, "tolerance")
     if tolerance >= np.pi:
         raise ValueError(f"tolerance must be below pi (half a turn), got {tolerance!r}")
     if is_placeholder(period):
@@ -314,8 +314,8 @@ def check_shift_residual(answer: Any, table: Any, offset: int) -> CheckResult:
     values = as_real_array(table, "table").astype(np.float64)
     if values.ndim != 2:
         raise ValueError(f"table must be 2-D (positions x features), got shape {values.shape}")
-    check_finite(values, "table")
-    offset = check_count(offset, "offset", minimum=1)
+    require_finite(values, "table")
+    offset = require_count(offset, "offset", minimum=1)
     if offset >= values.shape[0]:
         raise ValueError(f"offset must be smaller than the number of rows ({values.shape[0]}), got {offset}")
     if is_placeholder(answer):

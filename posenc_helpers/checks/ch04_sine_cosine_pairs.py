@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import as_real_array, check_count, check_even_width, check_positive_real, check_real
+from .._validation import as_real_array, require_count, require_even_width, require_positive_real, require_real
 from ..sinusoidal import halves_order, sinusoidal_encoding
 from ._core import (
     CheckFailed,
@@ -143,9 +143,9 @@ def check_encoding_row(answer: Any, position: float, d_model: int, *, base: floa
         ...
     posenc_helpers.checks.CheckFailed: your PE should be PE(2) for d = 4, of shape (4,); yours has shape (2,).
     """
-    t = check_real(position, "position")
-    d_model = check_even_width(d_model, "d_model")
-    base = check_positive_real(base, "base")
+    t = require_real(position, "position")
+    d_model = require_even_width(d_model, "d_model")
+    base = require_positive_real(base, "base")
     if is_placeholder(answer):
         return not_attempted(f"your vector PE({t:g}) (d = {d_model} numbers)")
     expected = sinusoidal_encoding([t], d_model, base=base)[0]
@@ -239,11 +239,11 @@ def check_dimension_wavelength(answer: Any, dimension: int, d_model: int, *, bas
     posenc_helpers.checks.CheckFailed: your wavelength 1 is too short for dimension 3 of a width-4
     encoding. Find the pair k that dimension belongs to, then its frequency omega_k.
     """
-    d_model = check_even_width(d_model, "d_model")
-    dimension = check_count(dimension, "dimension")
+    d_model = require_even_width(d_model, "d_model")
+    dimension = require_count(dimension, "dimension")
     if dimension >= d_model:
         raise ValueError(f"dimension must be an integer in [0, d_model - 1] = [0, {d_model - 1}], got {dimension}")
-    base = check_positive_real(base, "base")
+    base = require_positive_real(base, "base")
     if is_placeholder(answer):
         return not_attempted(f"the wavelength of dimension {dimension}, in tokens (one number)")
     array = as_answer_array(answer, "your wavelength")

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_even_width, check_positive_real, check_real
+from .._validation import require_even_width, require_positive_real, require_real
 from ..sinusoidal import frequencies, halves_order, shift_matrix
 from ._core import CheckResult, as_answer_array, compare_arrays, is_placeholder, not_attempted, passed, tolerances
 
@@ -91,8 +91,8 @@ def check_swapped_rotation_block(answer: Any, omega: float, offset: float) -> Ch
     posenc_helpers.checks.CheckFailed: B is not yet the 2 x 2 matrix that shifts [cos(ω t), sin(ω t)] by φ
     tokens: 4 of 4 entries differ. The first is at row 0, column 0, where yours is 1.
     """
-    omega = check_positive_real(omega, "omega")
-    phi = check_real(offset, "offset")
+    omega = require_positive_real(omega, "omega")
+    phi = require_real(offset, "offset")
     if is_placeholder(answer):
         return not_attempted("your 2 x 2 matrix B")
     expected, mistakes = _swapped_block(omega, phi)
@@ -159,9 +159,9 @@ def check_concat_shift_matrix(answer: Any, offset: float, d_model: int, *, base:
     k is column k and its cosine column d/2 + k, so each 2 x 2 block is spread over rows and columns k and
     d/2 + k.
     """
-    phi = check_real(offset, "offset")
-    d_model = check_even_width(d_model, "d_model")
-    base = check_positive_real(base, "base")
+    phi = require_real(offset, "offset")
+    d_model = require_even_width(d_model, "d_model")
+    base = require_positive_real(base, "base")
     if is_placeholder(answer):
         return not_attempted(f"your {d_model} x {d_model} matrix M_concat")
     expected, mistakes = _concat_shift(phi, d_model, base)
@@ -244,9 +244,9 @@ def check_shift_matrix(answer: Any, offset: float, d_model: int, *, base: float 
     posenc_helpers.checks.CheckFailed: your matrix should be M(-2), the 4 x 4 shift by -2 tokens, of shape
     (4, 4); yours has shape (2, 2).
     """
-    phi = check_real(offset, "offset")
-    d_model = check_even_width(d_model, "d_model")
-    base = check_positive_real(base, "base")
+    phi = require_real(offset, "offset")
+    d_model = require_even_width(d_model, "d_model")
+    base = require_positive_real(base, "base")
     if is_placeholder(answer):
         return not_attempted(f"your {d_model} x {d_model} matrix")
     expected = shift_matrix(phi, d_model, base=base)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_count, describe_value
+from .._validation import describe_value, require_count
 from ..learned import clipped_relative_positions
 from ..relative import t5_relative_bucket
 from ._core import CheckResult, compare_arrays, is_placeholder, not_attempted, passed
@@ -90,9 +90,9 @@ def check_clipped_distances(answer: Any, query_len: int, key_len: int, max_dista
     posenc_helpers.checks.CheckFailed: clipped should be the 2 x 3 matrix of clipped relative distances
     with k = 1, of shape (2, 3); yours has shape (1, 3).
     """
-    query_len = check_count(query_len, "query_len", minimum=1)
-    key_len = check_count(key_len, "key_len", minimum=1)
-    k = check_count(max_distance, "max_distance", minimum=1)
+    query_len = require_count(query_len, "query_len", minimum=1)
+    key_len = require_count(key_len, "key_len", minimum=1)
+    k = require_count(max_distance, "max_distance", minimum=1)
     if is_placeholder(answer):
         return not_attempted("your (query_len, key_len) matrix of clipped distances")
     expected, mistakes = _clipped(query_len, key_len, k)
@@ -214,7 +214,7 @@ def check_t5_buckets(
     posenc_helpers.checks.CheckFailed: buckets should be the T5 bucket of each key (causal mode, 32
     buckets, max_distance 128), one per key, of shape (2,); yours has shape (1,).
     """
-    query_position = check_count(query_position, "query_position")
+    query_position = require_count(query_position, "query_position")
     keys = _as_key_positions(key_positions)
     if not isinstance(bidirectional, (bool, np.bool_)):
         raise TypeError(f"bidirectional must be True or False, got {describe_value(bidirectional)}")

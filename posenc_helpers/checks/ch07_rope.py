@@ -6,7 +6,14 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import as_real_array, check_choice, check_count, check_finite, check_positive_real, check_real
+from .._validation import (
+    as_real_array,
+    require_choice,
+    require_count,
+    require_finite,
+    require_positive_real,
+    require_real,
+)
 from ..rope import ROPE_LAYOUTS, apply_rope
 from ..rope_analysis import rope_layout_permutation
 from ._core import CheckResult, compare_arrays, is_placeholder, not_attempted, passed
@@ -41,7 +48,7 @@ def _matrix(value: Any, name: str) -> np.ndarray:
     array = as_real_array(value, name).astype(np.float64)
     if array.ndim != 2:
         raise ValueError(f"{name} must be a 2-D array, got shape {array.shape}")
-    check_finite(array, name)
+    require_finite(array, name)
     return array
 
 
@@ -199,20 +206,20 @@ def check_rotated_query(
     x_ = as_real_array(x, "x").astype(np.float64)
     if x_.ndim != 1 or x_.size == 0:
         raise ValueError(f"x must be a non-empty 1-D embedding, got shape {x_.shape}")
-    check_finite(x_, "x")
+    require_finite(x_, "x")
     d_model = x_.size
     w = _matrix(w_q, "w_q")
     if w.shape != (d_model, d_model):
         raise ValueError(f"w_q must have shape (d_model, d_model) = ({d_model}, {d_model}), got {w.shape}")
-    n_heads = check_count(n_heads, "n_heads", minimum=1)
+    n_heads = require_count(n_heads, "n_heads", minimum=1)
     if d_model % n_heads or (d_model // n_heads) % 2:
         raise ValueError(f"n_heads must split d_model = {d_model} into heads of even width, got n_heads = {n_heads}")
-    head = check_count(head, "head")
+    head = require_count(head, "head")
     if head >= n_heads:
         raise ValueError(f"head must be one of 0 .. {n_heads - 1}, got {head}")
-    m = check_real(position, "position")
-    base = check_positive_real(base, "base")
-    layout = check_choice(layout, "layout", ROPE_LAYOUTS)
+    m = require_real(position, "position")
+    base = require_positive_real(base, "base")
+    layout = require_choice(layout, "layout", ROPE_LAYOUTS)
     if is_placeholder(answer):
         return not_attempted(f"your rotated query of head {head} ({d_model // n_heads} numbers)")
 

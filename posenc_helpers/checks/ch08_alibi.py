@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_count, check_positive_real
+from .._validation import require_count, require_positive_real
 from ..alibi import alibi_slopes
 from ._core import CheckFailed, CheckResult, as_answer_array, compare_arrays, is_placeholder, not_attempted, passed
 
@@ -132,7 +132,7 @@ def check_alibi_slopes(answer: Any, n_heads: int) -> CheckResult:
     posenc_helpers.checks.CheckFailed: slopes should be the 3 ALiBi slopes in head order (entry 0 is head
     h = 1), of shape (3,); yours has shape (2,).
     """
-    n = check_count(n_heads, "n_heads", minimum=1)
+    n = require_count(n_heads, "n_heads", minimum=1)
     if is_placeholder(answer):
         return not_attempted(f"your array of {n} slopes")
     expected, mistakes = _slopes(n)
@@ -218,9 +218,9 @@ def check_alibi_head_bias(answer: Any, slope: float, seq_len: int, *, first_quer
     posenc_helpers.checks.CheckFailed: bias has no masked entries. Hint: the causal mask is missing: every
     key after its query (j > i) must be -np.inf.
     """
-    m = check_positive_real(slope, "slope")
-    n = check_count(seq_len, "seq_len", minimum=1)
-    first = check_count(first_query, "first_query")
+    m = require_positive_real(slope, "slope")
+    n = require_count(seq_len, "seq_len", minimum=1)
+    first = require_count(first_query, "first_query")
     if first >= n:
         raise ValueError(f"first_query must be in 0 .. {n - 1} (0 .. seq_len - 1), got {first}")
     rows = n - first

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_choice, check_count, check_positive_real
+from .._validation import require_choice, require_count, require_positive_real
 from ..precision import round_to_precision
 from ..rope import rope_frequencies
 from ._core import (
@@ -141,14 +141,14 @@ def check_rescaled_frequencies(answer: Any, *, d_model: int, n_heads: int, base:
     posenc_helpers.checks.CheckFailed: your array has 4 frequencies per row, d_model / 2. RoPE rotates
     within one head: its frequencies use the head width d_model / n_heads, not d_model.
     """
-    d_model = check_count(d_model, "d_model", minimum=2)
-    n_heads = check_count(n_heads, "n_heads", minimum=1)
+    d_model = require_count(d_model, "d_model", minimum=2)
+    n_heads = require_count(n_heads, "n_heads", minimum=1)
     if d_model % n_heads or (d_model // n_heads) % 2:
         raise ValueError(
             f"n_heads must divide d_model into an even head width, got d_model={d_model}, n_heads={n_heads}"
         )
-    base = check_positive_real(base, "base")
-    factor = check_positive_real(factor, "factor")
+    base = require_positive_real(base, "base")
+    factor = require_positive_real(factor, "factor")
     if factor <= 1:
         raise ValueError(f"factor must be a scale s > 1 (a longer context), got {factor!r}")
     head_dim = d_model // n_heads
@@ -362,12 +362,12 @@ def check_first_interpolated_collision(answer: Any, *, factor: float, dtype: str
     collision. Hint: that is where the integer positions collide. With position interpolation the stored
     numbers are t/s, not t.
     """
-    factor = check_positive_real(factor, "factor")
+    factor = require_positive_real(factor, "factor")
     if factor < 1:
         raise ValueError(f"factor must be a scale s >= 1, got {factor!r}")
     if factor > 1024:
         raise ValueError(f"factor must be at most 1024 (a search over at most a few million positions), got {factor!r}")
-    dtype = check_choice(dtype, "dtype", tuple(_SIGNIFICAND_BITS))
+    dtype = require_choice(dtype, "dtype", tuple(_SIGNIFICAND_BITS))
     if is_placeholder(answer):
         return not_attempted("your function first_collision(s) (or the first integer t)")
     expected = _first_collision(factor, dtype)

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_count, check_even_width, check_positive_real
+from .._validation import require_count, require_even_width, require_positive_real
 from ..alibi import alibi_slopes
 from ..sinusoidal import shift_matrix, sinusoidal_encoding
 from ._core import (
@@ -118,10 +118,10 @@ def check_offset_keys(answer: Any, offset: int, d_model: int, seq_len: int, *, b
     posenc_helpers.checks.CheckFailed: keys are not yet the 6 x 4 array with row j equal to M(2) PE(j).
     Hint: your keys are PE(j) itself: apply M(φ) to every row.
     """
-    offset = check_count(offset, "offset", minimum=0)
-    d_model = check_even_width(d_model, "d_model")
-    seq_len = check_count(seq_len, "seq_len", minimum=1)
-    base = check_positive_real(base, "base")
+    offset = require_count(offset, "offset", minimum=0)
+    d_model = require_even_width(d_model, "d_model")
+    seq_len = require_count(seq_len, "seq_len", minimum=1)
+    base = require_positive_real(base, "base")
     if is_placeholder(answer):
         return not_attempted(f"your {seq_len} x {d_model} array of keys, one row per key position j")
     array = as_answer_array(answer, "keys")
@@ -222,7 +222,7 @@ def check_alibi_weight_factor(encode: Any, n_heads: int) -> CheckResult:
         ...
     posenc_helpers.checks.CheckFailed: the answer should be a function encode(positions, seq_len); got ndarray.
     """
-    n_heads = check_count(n_heads, "n_heads", minimum=1)
+    n_heads = require_count(n_heads, "n_heads", minimum=1)
     if is_placeholder(encode):
         return not_attempted("your function encode(positions, seq_len)")
     if not callable(encode):

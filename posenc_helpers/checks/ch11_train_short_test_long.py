@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_count, check_even_width
+from .._validation import require_count, require_even_width
 from ..long_context import unseen_angle_pairs
 from ..rope import rope_frequencies
 from ._core import CheckFailed, CheckResult, is_placeholder, not_attempted, passed, tolerances
@@ -163,9 +163,9 @@ def check_unseen_pairs(answer: Any, *, head_dim: int, train_len: int, length: in
     posenc_helpers.checks.CheckFailed: the answer has one entry per feature (4); RoPE has one frequency per
     pair of features, so 2 entries.
     """
-    head_dim = check_even_width(head_dim, "head_dim")
-    train_len = check_count(train_len, "train_len", minimum=1)
-    length = check_count(length, "length", minimum=1)
+    head_dim = require_even_width(head_dim, "head_dim")
+    train_len = require_count(train_len, "train_len", minimum=1)
+    length = require_count(length, "length", minimum=1)
     if is_placeholder(answer):
         return not_attempted(f"a boolean array with one entry per frequency pair ({head_dim // 2} entries)")
     mask = np.asarray(answer)

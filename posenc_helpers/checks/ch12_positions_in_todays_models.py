@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import as_real_array, check_count, check_even_width, check_positive_real, check_real
+from .._validation import as_real_array, require_count, require_even_width, require_positive_real, require_real
 from ..long_context import scaled_rope_frequencies
 from ..rope import apply_rope, rope_frequencies
 from ..rope_2d import axial_rope
@@ -215,7 +215,7 @@ def check_llama3_frequencies(
     posenc_helpers.checks.CheckFailed: your frequencies should be the 4 rescaled frequencies, of shape
     (4,); yours has shape (2,).
     """
-    head_dim = check_even_width(head_dim, "head_dim")
+    head_dim = require_even_width(head_dim, "head_dim")
     expected, _ = scaled_rope_frequencies(
         head_dim,
         base=base,
@@ -225,7 +225,7 @@ def check_llama3_frequencies(
         low_freq_factor=low_freq_factor,
         high_freq_factor=high_freq_factor,
     )
-    factor = check_positive_real(factor, "factor")
+    factor = require_positive_real(factor, "factor")
     if factor <= 1:
         raise ValueError(f"factor must be a scale s > 1 (a longer context), got {factor!r}")
     if is_placeholder(answer):
@@ -304,10 +304,10 @@ def check_axial_query(
     vector = as_real_array(query, "query").astype(np.float64)
     if vector.ndim != 1 or vector.size == 0 or vector.size % 4:
         raise ValueError(f"query must be 1-D with a length that is a positive multiple of 4, got shape {vector.shape}")
-    row = check_real(row, "row")
-    col = check_real(col, "col")
-    width = check_count(width, "width", minimum=1)
-    base = check_positive_real(base, "base")
+    row = require_real(row, "row")
+    col = require_real(col, "col")
+    width = require_count(width, "width", minimum=1)
+    base = require_positive_real(base, "base")
     if is_placeholder(answer):
         return not_attempted(f"the rotated query, an array of {vector.size} numbers")
     expected, mistakes = _axial(vector, row, col, width, base)

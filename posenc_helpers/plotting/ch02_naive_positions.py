@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 
-from .._validation import check_lengths
+from .._validation import require_lengths
 from ._style import OKABE_ITO
 
 __all__ = ["plot_norm_ratio", "plot_normalized_strips", "plot_step_against_length"]
@@ -157,7 +157,7 @@ def plot_normalized_strips(
     ['n = 5', 'n = 50']
     >>> plt.close("all")
     """
-    lengths = check_lengths(lengths)
+    lengths = require_lengths(lengths)
     if ax is None:
         _, ax = plt.subplots(figsize=(6.0, 0.6 + 0.7 * len(lengths)))
     rows = np.arange(len(lengths))[::-1].astype(float)
@@ -236,10 +236,10 @@ def plot_step_against_length(
     """
     if isinstance(lengths, range):
         lengths = list(lengths)
-    lengths = np.array(check_lengths(lengths))
+    lengths = np.array(require_lengths(lengths))
     if lengths.size < 2 or np.any(np.diff(lengths) <= 0):
         raise ValueError("lengths must hold at least two increasing lengths to draw a curve")
-    marked = check_lengths(highlight, "highlight") if len(highlight) else []
+    marked = require_lengths(highlight, "highlight") if len(highlight) else []
     if ax is None:
         _, ax = plt.subplots(figsize=(4.5, 3.4))
     ax.plot(lengths, 1.0 / (lengths - 1), color=OKABE_ITO[0], linewidth=1.8)

@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 
-from .._validation import as_real_array, check_finite, check_positive_real, check_real
+from .._validation import as_real_array, require_finite, require_positive_real, require_real
 from ..collisions import collision_scan
 from ._style import OKABE_ITO
 
@@ -180,9 +180,9 @@ def plot_phase_circle(
     if t.ndim != 1:
         raise ValueError(f"positions must be 1-D, got shape {t.shape}")
     t = t.astype(np.float64)
-    check_finite(t, "positions")
-    omega = check_positive_real(omega, "omega")
-    marked = [check_real(h, "highlight") for h in highlight]
+    require_finite(t, "positions")
+    omega = require_positive_real(omega, "omega")
+    marked = [require_real(h, "highlight") for h in highlight]
     missing = [h for h in marked if not np.any(t == h)]
     if missing:
         raise ValueError(f"highlight must list positions that are in positions; not found: {missing}")
@@ -258,7 +258,7 @@ def plot_sine_columns(
     values = as_real_array(table, "table").astype(np.float64)
     if values.ndim != 2 or values.shape[1] < 1:
         raise ValueError(f"table must be 2-D (positions x columns), got shape {values.shape}")
-    check_finite(values, "table")
+    require_finite(values, "table")
     rates = as_real_array(omegas, "omegas").astype(np.float64).ravel()
     n, d = values.shape
     if rates.shape != (d,):

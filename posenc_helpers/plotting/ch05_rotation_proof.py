@@ -19,10 +19,10 @@ from numpy.typing import ArrayLike
 from .._validation import (
     as_positions,
     as_real_array,
-    check_count,
-    check_finite,
-    check_positive_real,
-    check_real,
+    require_count,
+    require_finite,
+    require_positive_real,
+    require_real,
 )
 from ._style import DIVERGING_CMAP, OKABE_ITO
 
@@ -125,19 +125,19 @@ def plot_pair_on_circle(
     ('pair 0', ['0', '1', '2'])
     >>> plt.close("all")
     """
-    omega = check_positive_real(omega, "omega")
+    omega = require_positive_real(omega, "omega")
     t = as_positions(positions)
     if t.size == 0:
         raise ValueError("positions must hold at least one position, got an empty array")
     if pair_index is not None:
-        pair_index = check_count(pair_index, "pair_index")
+        pair_index = require_count(pair_index, "pair_index")
     if ax is None:
         _, ax = plt.subplots(figsize=(3.4, 3.4), constrained_layout=True)
     prepare_circle_axes(ax, pair_index=pair_index)
     angles = omega * t
     x, y = _circle_point(angles)
     if offset is not None:
-        phi = check_real(offset, "offset")
+        phi = require_real(offset, "offset")
         for angle in angles:
             ax.plot(*arc_points(angle, angle + omega * phi, radius=0.82), color=SHIFTED_COLOUR, linewidth=1.6, zorder=1)
             end = _circle_point(angle + omega * phi)
@@ -220,13 +220,13 @@ def plot_rotation_frames(
     omega = as_real_array(omegas, "omegas").astype(np.float64)
     if omega.ndim != 1 or omega.size == 0:
         raise ValueError(f"omegas must be a non-empty 1-D array, got shape {omega.shape}")
-    check_finite(omega, "omegas")
+    require_finite(omega, "omegas")
     if np.any(omega <= 0):
         raise ValueError("omegas must all be > 0 (radians per token)")
     t = as_positions(positions)
     if t.size == 0:
         raise ValueError("positions must hold at least one position, got an empty array")
-    phi = check_real(offset, "offset")
+    phi = require_real(offset, "offset")
     if row_labels is not None and len(row_labels) != omega.size:
         raise ValueError(f"row_labels must have one label per frequency ({omega.size}), got {len(row_labels)}")
     rows, cols = omega.size, t.size
@@ -312,8 +312,8 @@ def plot_position_scores(
     table = as_real_array(scores, "scores").astype(np.float64)
     if table.ndim != 2 or table.shape[0] != table.shape[1]:
         raise ValueError(f"scores must be a square 2-D array, got shape {table.shape}")
-    check_finite(table, "scores")
-    limit = float(np.abs(table).max()) or 1.0 if limit is None else check_positive_real(limit, "limit")
+    require_finite(table, "scores")
+    limit = float(np.abs(table).max()) or 1.0 if limit is None else require_positive_real(limit, "limit")
     if ax is None:
         _, ax = plt.subplots(figsize=(3.6, 3.2), constrained_layout=True)
     ax.imshow(table, cmap=DIVERGING_CMAP, vmin=-limit, vmax=limit, interpolation="nearest")

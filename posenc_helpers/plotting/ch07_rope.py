@@ -16,7 +16,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from numpy.typing import ArrayLike
 
-from .._validation import as_positions, as_real_array, check_even_width, check_finite, check_positive_real
+from .._validation import as_positions, as_real_array, require_even_width, require_finite, require_positive_real
 from ..rope import rope_frequencies
 from ..rope_analysis import rope_decay_bound
 from ._style import DIVERGING_CMAP, OKABE_ITO
@@ -56,7 +56,7 @@ def decay_curves(
     return bound, scores
 
 
-def _check_distances(distances: ArrayLike) -> np.ndarray:
+def _require_distances(distances: ArrayLike) -> np.ndarray:
     r = as_positions(distances, "distances")
     if r.size == 0:
         raise ValueError("distances must hold at least one distance, got an empty array")
@@ -124,9 +124,9 @@ def plot_decay_bound(
     (32.5, 'head_dim = 128, base = 10000')
     >>> plt.close("all")
     """
-    r = _check_distances(distances)
-    head_dim = check_even_width(head_dim, "head_dim")
-    base = check_positive_real(base, "base")
+    r = _require_distances(distances)
+    head_dim = require_even_width(head_dim, "head_dim")
+    base = require_positive_real(base, "base")
     bound, _ = decay_curves(r, head_dim, base, {})
     if ax is None:
         _, ax = plt.subplots(figsize=(5.0, 3.2), constrained_layout=True)
@@ -208,15 +208,15 @@ def plot_decay_scores(
     True
     >>> plt.close("all")
     """
-    r = _check_distances(distances)
-    head_dim = check_even_width(head_dim, "head_dim")
-    base = check_positive_real(base, "base")
+    r = _require_distances(distances)
+    head_dim = require_even_width(head_dim, "head_dim")
+    base = require_positive_real(base, "base")
     checked: dict[str, np.ndarray] = {}
     for name, vector in vectors.items():
         v = as_real_array(vector, f"vectors[{name!r}]").astype(np.float64)
         if v.shape != (head_dim,):
             raise ValueError(f"vectors[{name!r}] must have shape ({head_dim},), got {v.shape}")
-        check_finite(v, f"vectors[{name!r}]")
+        require_finite(v, f"vectors[{name!r}]")
         if not np.any(v):
             raise ValueError(f"vectors[{name!r}] must not be all zeros (its score at distance 0 is 0)")
         checked[name] = v
@@ -288,7 +288,7 @@ def plot_rotation_matrix(matrix: ArrayLike, *, ax: Axes | None = None, title: st
     table = as_real_array(matrix, "matrix").astype(np.float64)
     if table.ndim != 2 or table.shape[0] != table.shape[1]:
         raise ValueError(f"matrix must be a square 2-D array, got shape {table.shape}")
-    check_finite(table, "matrix")
+    require_finite(table, "matrix")
     if ax is None:
         _, ax = plt.subplots(figsize=(3.4, 3.2), constrained_layout=True)
     ax.imshow(table, cmap=DIVERGING_CMAP, vmin=-1.0, vmax=1.0, interpolation="nearest")

@@ -11,7 +11,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
-from .._validation import as_real_array, check_count, check_finite, check_positive_real
+from .._validation import as_real_array, require_count, require_finite, require_positive_real
 from ._style import OKABE_ITO, SEQUENTIAL_CMAP
 
 __all__ = ["plot_alibi_slopes", "plot_bias_heatmaps", "plot_weights_by_distance"]
@@ -28,7 +28,7 @@ def _as_slopes(slopes: ArrayLike, name: str = "slopes") -> np.ndarray:
     array = as_real_array(slopes, name).astype(np.float64)
     if array.ndim != 1 or array.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-D array (one slope per head), got shape {array.shape}")
-    check_finite(array, name)
+    require_finite(array, name)
     if np.any(array <= 0):
         raise ValueError(f"{name} must all be > 0")
     return array
@@ -193,8 +193,8 @@ def plot_bias_heatmaps(
     m = _as_slopes(slopes)
     if m.size != array.shape[0]:
         raise ValueError(f"slopes must hold one slope per head ({array.shape[0]}), got {m.size}")
-    ncols = check_count(ncols, "ncols", minimum=1)
-    panel_size = check_positive_real(panel_size, "panel_size")
+    ncols = require_count(ncols, "ncols", minimum=1)
+    panel_size = require_positive_real(panel_size, "panel_size")
     heads, n = array.shape[0], array.shape[1]
     ncols = min(ncols, heads)
     nrows = -(-heads // ncols)
@@ -302,7 +302,7 @@ def plot_weights_by_distance(
     array = as_real_array(weights, "weights").astype(np.float64)
     if array.ndim != 2 or array.shape[0] == 0 or array.shape[1] == 0:
         raise ValueError(f"weights must be a non-empty 2-D array (heads, distances), got shape {array.shape}")
-    check_finite(array, "weights")
+    require_finite(array, "weights")
     if np.any(array < 0):
         raise ValueError("weights must be >= 0")
     m = _as_slopes(slopes)

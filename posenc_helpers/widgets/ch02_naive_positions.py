@@ -6,7 +6,7 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.ticker import FixedLocator, LogFormatterMathtext, NullLocator
 
-from .._validation import check_count
+from .._validation import require_count
 from ..plotting._style import OKABE_ITO
 from ._explorer import FigureExplorer
 
@@ -82,9 +82,9 @@ class NaivePositionsExplorer(FigureExplorer):
         if self.typical_norm <= 0:
             raise ValueError("embeddings must have a typical (median) row norm above 0")
         self.d = table.shape[1]
-        self.max_length = check_count(max_length, "max_length", minimum=3)
-        self.reference_length = check_count(reference_length, "reference_length", minimum=2)
-        length = check_count(length, "length", minimum=2)
+        self.max_length = require_count(max_length, "max_length", minimum=3)
+        self.reference_length = require_count(reference_length, "reference_length", minimum=2)
+        length = require_count(length, "length", minimum=2)
         if length > self.max_length:
             raise ValueError(f"length must be at most max_length = {self.max_length}, got {length}")
         controls = {

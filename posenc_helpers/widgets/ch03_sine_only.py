@@ -8,7 +8,7 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.ticker import FixedLocator, MaxNLocator, NullLocator
 
-from .._validation import check_count, check_positive_real
+from .._validation import require_count, require_positive_real
 from ..collisions import collision_scan
 from ..plotting._style import OKABE_ITO
 from ..plotting.ch03_sine_only import GAP_FLOOR, OPPOSITE_SLOPE_STYLE, SAME_SLOPE_STYLE
@@ -80,11 +80,11 @@ class SineCollisionExplorer(FigureExplorer):
     """
 
     def __init__(self, n_positions: int = 1000, *, d_model: int = 5, base: float = 10000.0) -> None:
-        self.n_positions = check_count(n_positions, "n_positions", minimum=2)
+        self.n_positions = require_count(n_positions, "n_positions", minimum=2)
         if self.n_positions > 5000:
             raise ValueError(f"n_positions must be at most 5000 (to stay interactive), got {self.n_positions}")
-        d_model = check_count(d_model, "d_model", minimum=1)
-        base = check_positive_real(base, "base")
+        d_model = require_count(d_model, "d_model", minimum=1)
+        base = require_positive_real(base, "base")
         omegas = base ** (-np.arange(d_model, dtype=np.float64) / d_model)
         options = [(f"column {j}: ω = {w:.3g}", float(w)) for j, w in enumerate(omegas)]
         controls = {

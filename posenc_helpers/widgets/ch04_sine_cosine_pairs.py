@@ -6,7 +6,7 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.ticker import FixedLocator, MaxNLocator, NullLocator
 
-from .._validation import check_count
+from .._validation import require_count
 from ..plotting._style import DIVERGING_CMAP, OKABE_ITO
 from ..sinusoidal import sinusoidal_encoding, wavelengths
 from ._explorer import FigureExplorer
@@ -58,7 +58,7 @@ class SinusoidalExplorer(FigureExplorer):
     """
 
     def __init__(self, n_positions: int = 50, d_model: int = 128, base: float = 10000.0) -> None:
-        self.n_positions = check_count(n_positions, "n_positions", minimum=2)
+        self.n_positions = require_count(n_positions, "n_positions", minimum=2)
         if self.n_positions > 1000:
             raise ValueError(f"n_positions must be an integer in [2, 1000], got {self.n_positions}")
         if d_model not in WIDTHS:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 
-from .._validation import check_even_width, check_positive_real
+from .._validation import require_even_width, require_positive_real
 from ..plotting._style import OKABE_ITO
 from ..plotting.ch05_rotation_proof import SHIFTED_COLOUR, START_COLOUR, arc_points, prepare_circle_axes
 from ..sinusoidal import frequencies, shift_matrix, sinusoidal_encoding
@@ -71,10 +71,10 @@ class UnitCircleExplorer(FigureExplorer):
         max_position: float = 40.0,
         max_offset: float = 10.0,
     ) -> None:
-        self.d_model = check_even_width(d_model, "d_model")
-        self.base = check_positive_real(base, "base")
-        self.max_position = check_positive_real(max_position, "max_position")
-        self.max_offset = check_positive_real(max_offset, "max_offset")
+        self.d_model = require_even_width(d_model, "d_model")
+        self.base = require_positive_real(base, "base")
+        self.max_position = require_positive_real(max_position, "max_position")
+        self.max_offset = require_positive_real(max_offset, "max_offset")
         self.omegas = frequencies(self.d_model, base=self.base)
         self.rotation_angle = 0.0
         self.shift_error = 0.0

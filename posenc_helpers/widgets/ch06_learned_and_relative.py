@@ -7,7 +7,7 @@ import numpy as np
 from matplotlib.colors import to_hex
 from matplotlib.ticker import FixedFormatter, FixedLocator, MaxNLocator, NullLocator
 
-from .._validation import check_count
+from .._validation import require_count
 from ..plotting._style import OKABE_ITO
 from ..plotting.ch06_learned_and_relative import REGION_ALPHA, REGION_COLOURS, t5_spans
 from ..relative import t5_relative_bucket
@@ -72,7 +72,7 @@ class T5BucketExplorer(FigureExplorer):
     """
 
     def __init__(self, *, span: int = 300) -> None:
-        self.span = check_count(span, "span", minimum=64)
+        self.span = require_count(span, "span", minimum=64)
         self.relative = np.arange(-self.span, self.span + 1)
         self.buckets = np.zeros_like(self.relative)
         self.max_exact = 0

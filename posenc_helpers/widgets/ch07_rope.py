@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 
-from .._validation import check_count, check_even_width, check_positive_real
+from .._validation import require_count, require_even_width, require_positive_real
 from ..plotting.ch07_rope import (
     BOUND_COLOUR,
     SCORE_COLOURS,
@@ -94,14 +94,14 @@ class RopeDecayExplorer(FigureExplorer):
         max_distance: int = 1024,
         seed: int = 0,
     ) -> None:
-        head_dim = check_even_width(head_dim, "head_dim")
+        head_dim = require_even_width(head_dim, "head_dim")
         if head_dim not in HEAD_DIMS:
             raise ValueError(f"head_dim must be one of {HEAD_DIMS}, got {head_dim}")
-        base = check_positive_real(base, "base")
+        base = require_positive_real(base, "base")
         if not 10.0 <= base <= 1e6:
             raise ValueError(f"base must be between 10 and 1e6, got {base!r}")
-        self.max_distance = check_count(max_distance, "max_distance", minimum=1)
-        self.seed = check_count(seed, "seed")
+        self.max_distance = require_count(max_distance, "max_distance", minimum=1)
+        self.seed = require_count(seed, "seed")
         self.distances = np.arange(self.max_distance + 1, dtype=np.float64)
         self.bound_ratio = 1.0
         self.slowest_min = 1.0

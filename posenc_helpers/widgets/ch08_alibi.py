@@ -9,7 +9,7 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from .._validation import check_count
+from .._validation import require_count
 from ..alibi import alibi_slopes
 from ..attention import softmax
 from ..plotting._style import OKABE_ITO
@@ -86,10 +86,10 @@ class AlibiExplorer(FigureExplorer):
         n_heads: int = 12,
         seq_len: int = 128,
     ) -> None:
-        self.max_heads = check_count(max_heads, "max_heads", minimum=1)
-        self.max_len = check_count(max_len, "max_len", minimum=8)
-        n_heads = check_count(n_heads, "n_heads", minimum=1)
-        seq_len = check_count(seq_len, "seq_len", minimum=8)
+        self.max_heads = require_count(max_heads, "max_heads", minimum=1)
+        self.max_len = require_count(max_len, "max_len", minimum=8)
+        n_heads = require_count(n_heads, "n_heads", minimum=1)
+        seq_len = require_count(seq_len, "seq_len", minimum=8)
         if n_heads > self.max_heads:
             raise ValueError(f"n_heads must be in 1 .. max_heads = {self.max_heads}, got {n_heads}")
         if seq_len > self.max_len:

@@ -8,7 +8,7 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
 
-from .._validation import check_count, check_even_width, check_positive_real
+from .._validation import require_count, require_even_width, require_positive_real
 from ..long_context import scaled_rope_frequencies, unseen_angle_pairs
 from ..plotting._style import OKABE_ITO
 from ..rope import rope_frequencies
@@ -80,13 +80,13 @@ class RopeScalingExplorer(FigureExplorer):
         method: str = "linear",
         factor: float = 8.0,
     ) -> None:
-        self.head_dim = check_even_width(head_dim, "head_dim")
+        self.head_dim = require_even_width(head_dim, "head_dim")
         if not 4 <= self.head_dim <= 512:
             raise ValueError(f"head_dim must be an even integer in [4, 512], got {self.head_dim}")
-        self.base = check_positive_real(base, "base")
+        self.base = require_positive_real(base, "base")
         if self.base <= 1:
             raise ValueError(f"base must be a finite number > 1, got {self.base!r}")
-        self.original_max_len = check_count(original_max_len, "original_max_len", minimum=2)
+        self.original_max_len = require_count(original_max_len, "original_max_len", minimum=2)
         if method not in _NAMES:
             raise ValueError(f"method must be one of {tuple(_NAMES)}, got {method!r}")
         if factor not in FACTORS:

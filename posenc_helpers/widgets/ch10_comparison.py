@@ -6,7 +6,7 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
 
-from .._validation import check_count
+from .._validation import require_count
 from ..offset_head import offset_head_closed_form, offset_head_weights, offset_score
 from ..plotting._style import OKABE_ITO, SEQUENTIAL_CMAP
 from ._explorer import FigureExplorer
@@ -57,10 +57,10 @@ class OffsetHeadExplorer(FigureExplorer):
     """
 
     def __init__(self, design_length: int = 64, long_length: int = 10_000) -> None:
-        self.design_length = check_count(design_length, "design_length", minimum=8)
+        self.design_length = require_count(design_length, "design_length", minimum=8)
         if self.design_length > 256:
             raise ValueError(f"design_length must be an integer in [8, 256], got {self.design_length}")
-        self.long_length = check_count(long_length, "long_length", minimum=self.design_length + 1)
+        self.long_length = require_count(long_length, "long_length", minimum=self.design_length + 1)
         if self.long_length > 100_000:
             raise ValueError(f"long_length must be at most 100000, got {self.long_length}")
         self._scores: dict[int, np.ndarray] = {}

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 import ipywidgets as widgets
 import numpy as np
 
-from .._validation import check_count
+from .._validation import require_count
 from ..plotting.ch11_train_short_test_long import METHOD_STYLES, log2_axis, log_binned, method_label
 from ._explorer import FigureExplorer
 
@@ -55,7 +55,7 @@ class LengthExplorer(FigureExplorer):
     """
 
     def __init__(self, losses: Mapping[str, object], train_len: int, method: str | None = None) -> None:
-        self.train_len = check_count(train_len, "train_len", minimum=16)
+        self.train_len = require_count(train_len, "train_len", minimum=16)
         if not isinstance(losses, Mapping) or not losses:
             raise TypeError("losses must be a non-empty mapping of method name to per-position losses")
         curves = {}

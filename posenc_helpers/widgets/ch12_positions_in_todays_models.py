@@ -8,7 +8,7 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
 
-from .._validation import check_even_width
+from .._validation import require_even_width
 from ..plotting._style import OKABE_ITO
 from ..rope import rope_frequencies
 from ._explorer import FigureExplorer
@@ -56,7 +56,7 @@ class RopeBaseExplorer(FigureExplorer):
     """
 
     def __init__(self, head_dim: int = 128, base: float = 5e5, context: int = 8192) -> None:
-        self.head_dim = check_even_width(head_dim, "head_dim")
+        self.head_dim = require_even_width(head_dim, "head_dim")
         if not 4 <= self.head_dim <= 512:
             raise ValueError(f"head_dim must be an even integer in [4, 512], got {self.head_dim}")
         if base not in BASES:
