@@ -11,7 +11,7 @@ module                          idea
 :mod:`.positions`               raw and normalised indices
 :mod:`.sinusoidal`              sine-only and sine/cosine encodings, ``M(phi)``
 :mod:`.rope`                    rotary embeddings
-:mod:`.rope_analysis`           RoPE's matrix, layout permutation, decay bound
+:mod:`.rope_analysis`           RoPE's matrix, layout permutation, decay bound and scores
 :mod:`.rope_2d`                 RoPE with several position axes: 2-D axial RoPE, M-RoPE
 :mod:`.long_context`            RoPE frequency rescaling (PI, NTK, dynamic, YaRN, llama3, LongRoPE)
 :mod:`.base_bound`              Men et al.'s criterion for the RoPE base, unrotated features included
@@ -20,6 +20,7 @@ module                          idea
 :mod:`.learned`                 learned absolute tables, Shaw's clipped relative vectors
 :mod:`.attention`               softmax and scaled dot-product attention
 :mod:`.metrics`                 distances between encodings, least-squares shift maps
+:mod:`.binning`                 means over position bins that widen on a log scale
 :mod:`.collisions`              near-collisions of one sine over integer positions
 :mod:`.precision`               RoPE angles in float16/bfloat16/float32/float64, colliding positions
 :mod:`.checklist`               the six-property checklist, scored by code, and its n/a rules
@@ -32,6 +33,7 @@ module                          idea
 from .alibi import alibi_bias, alibi_bias_shifted, alibi_slopes
 from .attention import scaled_dot_product_attention, softmax
 from .base_bound import first_negative_distance, men_criterion, smallest_passing_base
+from .binning import log_binned
 from .checklist import (
     BY_CONSTRUCTION,
     CHECKLIST,
@@ -62,7 +64,13 @@ from .precision import angle_errors, colliding_positions, rope_angles, round_to_
 from .relative import t5_relative_bucket
 from .rope import apply_rope, rope_frequencies
 from .rope_2d import axial_rope, multimodal_rope
-from .rope_analysis import rope_decay_bound, rope_layout_permutation, rope_rotation_matrix
+from .rope_analysis import (
+    rope_decay_bound,
+    rope_decay_scores,
+    rope_layout_permutation,
+    rope_rotation_matrix,
+    rope_slowest_pair_vector,
+)
 from .sinusoidal import (
     frequencies,
     shift_matrix,
@@ -89,6 +97,8 @@ __all__ = [
     "rope_rotation_matrix",
     "rope_layout_permutation",
     "rope_decay_bound",
+    "rope_decay_scores",
+    "rope_slowest_pair_vector",
     "axial_rope",
     "multimodal_rope",
     "scaled_rope_frequencies",
@@ -115,6 +125,7 @@ __all__ = [
     "min_pairwise_distance",
     "collision_scan",
     "linear_shift_fit",
+    "log_binned",
     "CHECKLIST",
     "score_encoding",
     "checklist_markdown",

@@ -1,4 +1,4 @@
-"""RoPE taken apart: its rotation matrix, the map between its two layouts, its decay bound.
+"""RoPE taken apart: its rotation matrix, the map between its two layouts, its decay bound and scores.
 
 :mod:`posenc_helpers.rope` applies the rotation; this module provides what
 chapter 07 needs to look inside it:
@@ -6,19 +6,37 @@ chapter 07 needs to look inside it:
 * :func:`rope_rotation_matrix`, the ``head_dim x head_dim`` matrix ``R(m)``;
 * :func:`rope_layout_permutation`, the feature order that maps the interleaved
   layout onto the half-split one;
-* :func:`rope_decay_bound`, the "relative upper bound" of the RoFormer paper.
+* :func:`rope_decay_bound`, the "relative upper bound" of the RoFormer paper;
+* :func:`rope_decay_scores`, the scores that bound holds above, for given vectors,
+  and :func:`rope_slowest_pair_vector`, a vector whose score does not decay.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import as_positions, require_choice, require_even_width, require_positive_real, require_real
+from ._validation import (
+    as_positions,
+    as_real_array,
+    require_choice,
+    require_even_width,
+    require_finite,
+    require_positive_real,
+    require_real,
+)
 from .rope import ROPE_LAYOUTS, rope_frequencies
 from .sinusoidal import halves_order
 
-__all__ = ["rope_rotation_matrix", "rope_layout_permutation", "rope_decay_bound"]
+__all__ = [
+    "rope_rotation_matrix",
+    "rope_layout_permutation",
+    "rope_decay_bound",
+    "rope_decay_scores",
+    "rope_slowest_pair_vector",
+]
 
 
 def _pair_indices(head_dim: int, layout: str) -> tuple[np.ndarray, np.ndarray]:
@@ -247,3 +265,116 @@ def rope_decay_bound(distances: int | ArrayLike, head_dim: int, *, base: float =
     theta = rope_frequencies(head_dim, base=base)
     partial_sums = np.cumsum(np.exp(1j * r[:, None] * theta[None, :]), axis=1)  # S_1 .. S_{d/2}
     return np.abs(partial_sums).mean(axis=1)
+
+
+def rope_decay_scores(
+    distances: int | ArrayLike,
+    head_dim: int,
+    vectors: Mapping[str, ArrayLike],
+    *,
+    base: float = 10000.0,
+) -> dict[str, np.ndarray]:
+    """Scores of ``q = k = v`` against the relative distance, each divided by its value at 0.
+
+    For each vector ``v`` (interleaved layout) the query ``q = v`` sits at
+    position ``r`` and the key ``k = v`` at position 0. Written as ``d/2``
+    complex numbers ``v_i``, one per pair, every ``h_i = |v_i|**2`` is real, so
+    the score is ``sum_i |v_i|**2 cos(r theta_i)``; divided by
+    ``|v|**2``, its value at ``r = 0``, every curve starts at 1 and stays in
+    ``[-1, 1]``. Whether it decays depends on ``v``: :func:`rope_decay_bound`
+    bounds it, it does not force it down.
+
+    Parameters
+    ----------
+    distances : int or array_like
+        Relative distances ``m - n`` in tokens: a 1-D array-like of finite real
+        numbers, or a count ``n`` meaning ``0 .. n-1``.
+    head_dim : int
+        Width of one attention head; a positive even integer.
+    vectors : mapping of str to array_like
+        Label and vector (shape ``(head_dim,)``, finite, not all zero) of each curve.
+    base : float, optional
+        Base of :func:`~posenc_helpers.rope_frequencies`, ``> 0``. Default 10000.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        For each label of ``vectors``, in their order, the scores, shape
+        ``(len(distances),)``, dtype float64.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``distances`` is not a count or a 1-D array of finite reals,
+        ``head_dim`` is not a positive even integer, ``base <= 0``, or a vector
+        has the wrong shape, is not finite or is all zeros.
+
+    References
+    ----------
+    .. [1] J. Su et al., "RoFormer: Enhanced Transformer with Rotary Position
+       Embedding", Neurocomputing 568, 2024 (arXiv:2104.09864), section 3.4.3.
+
+    Examples
+    --------
+    A vector in pair 0 (``theta_0 = 1``) scores ``cos(r)``:
+
+    >>> import numpy as np
+    >>> scores = rope_decay_scores([0.0, np.pi / 2, np.pi], 4, {"pair 0": [1.0, 0.0, 0.0, 0.0]})
+    >>> scores["pair 0"].round(12).tolist()
+    [1.0, 0.0, -1.0]
+    """
+    r = as_positions(distances, "distances")
+    head_dim = require_even_width(head_dim, "head_dim")
+    base = require_positive_real(base, "base")
+    weights = {}
+    for name, vector in vectors.items():
+        v = as_real_array(vector, f"vectors[{name!r}]").astype(np.float64)
+        if v.shape != (head_dim,):
+            raise ValueError(f"vectors[{name!r}] must have shape ({head_dim},), got {v.shape}")
+        require_finite(v, f"vectors[{name!r}]")
+        if not np.any(v):
+            raise ValueError(f"vectors[{name!r}] must not be all zeros (its score at distance 0 is 0)")
+        weights[name] = v[0::2] ** 2 + v[1::2] ** 2  # |v_i|**2 per pair
+    cos = np.cos(np.multiply.outer(r, rope_frequencies(head_dim, base=base)))
+    return {name: cos @ w / w.sum() for name, w in weights.items()}
+
+
+def rope_slowest_pair_vector(head_dim: int, *, layout: str = "interleaved") -> np.ndarray:
+    """A unit vector lying in the slowest pair of a RoPE head: its score does not decay.
+
+    The slowest pair is the last, ``i = head_dim/2 - 1``, with the smallest
+    ``theta_i``: features ``head_dim - 2`` and ``head_dim - 1`` in the
+    interleaved layout, ``head_dim/2 - 1`` and ``head_dim - 1`` in the
+    half-split one. The vector is 1 in the first of the two, 0 elsewhere.
+
+    Parameters
+    ----------
+    head_dim : int
+        Width of one attention head; a positive even integer.
+    layout : {"interleaved", "half"}, optional
+        Where the pairs sit. Default ``"interleaved"``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(head_dim,)``, dtype float64.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``head_dim`` is not a positive even integer or ``layout`` is not a
+        RoPE layout.
+
+    Examples
+    --------
+    >>> rope_slowest_pair_vector(6).tolist()
+    [0.0, 0.0, 0.0, 0.0, 1.0, 0.0]
+    >>> rope_slowest_pair_vector(6, layout="half").tolist()
+    [0.0, 0.0, 1.0, 0.0, 0.0, 0.0]
+    """
+    head_dim = require_even_width(head_dim, "head_dim")
+    layout = require_choice(layout, "layout", ROPE_LAYOUTS)
+    vector = np.zeros(head_dim)
+    first, _ = _pair_indices(head_dim, layout)
+    vector[first[-1]] = 1.0
+    return vector

@@ -17,8 +17,7 @@ from matplotlib.axes import Axes
 from numpy.typing import ArrayLike
 
 from .._validation import as_positions, as_real_array, require_even_width, require_finite, require_positive_real
-from ..rope import rope_frequencies
-from ..rope_analysis import rope_decay_bound
+from ..rope_analysis import rope_decay_bound, rope_decay_scores
 from ._style import DIVERGING_CMAP, OKABE_ITO
 
 __all__ = ["plot_decay_bound", "plot_decay_scores", "plot_rotation_matrix"]
@@ -27,33 +26,6 @@ __all__ = ["plot_decay_bound", "plot_decay_scores", "plot_rotation_matrix"]
 BOUND_COLOUR = OKABE_ITO[7]
 SCORE_COLOURS = (OKABE_ITO[0], OKABE_ITO[3], OKABE_ITO[2], OKABE_ITO[4])
 SCORE_STYLES = ("-", "--", "-.", ":")
-
-
-def slowest_pair_vector(head_dim: int, *, layout: str = "interleaved") -> np.ndarray:
-    """A unit vector lying in the slowest pair (the last one) of the given layout."""
-    vector = np.zeros(head_dim)
-    vector[head_dim - 2 if layout == "interleaved" else head_dim // 2 - 1] = 1.0
-    return vector
-
-
-def decay_curves(
-    distances: np.ndarray, head_dim: int, base: float, vectors: Mapping[str, np.ndarray]
-) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """The relative upper bound, and the score of ``q = k = v`` divided by its value at 0 for each vector.
-
-    With ``q = k = v`` every ``h_i = |v_i|**2`` is real (``v_i`` the complex
-    number of pair ``i``, interleaved layout), so the score of a query at
-    position ``r`` with a key at position 0 is ``sum_i |v_i|**2 cos(r theta_i)``.
-    The bound is :func:`~posenc_helpers.rope_decay_bound`; the tests compare the
-    scores with :func:`~posenc_helpers.apply_rope`.
-    """
-    bound = rope_decay_bound(distances, head_dim, base=base)
-    cos = np.cos(np.multiply.outer(distances, rope_frequencies(head_dim, base=base)))
-    scores = {}
-    for name, vector in vectors.items():
-        weights = vector[0::2] ** 2 + vector[1::2] ** 2  # |v_i|**2 per pair
-        scores[name] = cos @ weights / weights.sum()
-    return bound, scores
 
 
 def _require_distances(distances: ArrayLike) -> np.ndarray:
@@ -127,7 +99,7 @@ def plot_decay_bound(
     r = _require_distances(distances)
     head_dim = require_even_width(head_dim, "head_dim")
     base = require_positive_real(base, "base")
-    bound, _ = decay_curves(r, head_dim, base, {})
+    bound = rope_decay_bound(r, head_dim, base=base)
     if ax is None:
         _, ax = plt.subplots(figsize=(5.0, 3.2), constrained_layout=True)
     ax.plot(
@@ -211,16 +183,7 @@ def plot_decay_scores(
     r = _require_distances(distances)
     head_dim = require_even_width(head_dim, "head_dim")
     base = require_positive_real(base, "base")
-    checked: dict[str, np.ndarray] = {}
-    for name, vector in vectors.items():
-        v = as_real_array(vector, f"vectors[{name!r}]").astype(np.float64)
-        if v.shape != (head_dim,):
-            raise ValueError(f"vectors[{name!r}] must have shape ({head_dim},), got {v.shape}")
-        require_finite(v, f"vectors[{name!r}]")
-        if not np.any(v):
-            raise ValueError(f"vectors[{name!r}] must not be all zeros (its score at distance 0 is 0)")
-        checked[name] = v
-    _, scores = decay_curves(r, head_dim, base, checked)
+    scores = rope_decay_scores(r, head_dim, vectors, base=base)
     if ax is None:
         _, ax = plt.subplots(figsize=(5.0, 3.2), constrained_layout=True)
     for index, (name, values) in enumerate(scores.items()):

@@ -12,11 +12,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 
+from ..binning import log_binned
 from ._style import OKABE_ITO
 
 __all__ = [
     "METHOD_STYLES",
-    "log_binned",
+    "log_binned",  # numerics (posenc_helpers.binning), exported here too because the chapter's figures use it
     "plot_length_curves",
     "plot_interval_curves",
     "plot_position_losses",
@@ -59,36 +60,6 @@ def _as_curve(values: object, name: str, size: int | None = None) -> np.ndarray:
         want = f"{size} values" if size is not None else "a 1-D array"
         raise ValueError(f"{name} must be {want}, got shape {array.shape}")
     return array
-
-
-def log_binned(values: np.ndarray, bins_per_octave: int = 4) -> tuple[np.ndarray, np.ndarray]:
-    """Means of ``values[1:]`` over position bins of equal width on a log scale.
-
-    Bin edges are the distinct integers ``round(2**(k / bins_per_octave))``, so the
-    first bins are single positions and later ones grow with the position, which
-    averages away the noise of long windows without blurring the first tokens.
-    Position 0 (no context at all) is left out: it has no place on a log axis.
-
-    Returns ``(centres, means)``: the geometric middle of each bin and the mean there.
-
-    Examples
-    --------
-    >>> centres, means = log_binned(np.arange(9.0), bins_per_octave=1)
-    >>> centres.round(2).tolist(), means.tolist()
-    ([1.0, 2.45, 5.29, 8.0], [1.0, 2.5, 5.5, 8.0])
-    """
-    values = np.asarray(values, dtype=float)
-    if values.ndim != 1 or values.size < 2:
-        raise ValueError(f"values must be a 1-D array of at least 2 numbers, got shape {values.shape}")
-    if isinstance(bins_per_octave, bool) or not isinstance(bins_per_octave, (int, np.integer)) or bins_per_octave < 1:
-        raise ValueError(f"bins_per_octave must be an integer >= 1, got {bins_per_octave!r}")
-    count = int(np.ceil(np.log2(values.size) * bins_per_octave))
-    edges = np.unique(np.round(2.0 ** (np.arange(count + 1) / bins_per_octave)).astype(int))
-    edges = np.append(edges[edges < values.size], values.size)
-    starts, stops = edges[:-1], edges[1:]
-    centres = np.sqrt(starts * (stops - 1.0))
-    means = np.array([values[a:b].mean() for a, b in zip(starts, stops, strict=True)])
-    return centres, means
 
 
 def plot_length_curves(
@@ -186,7 +157,7 @@ def plot_position_losses(
     train_len : int
         The training length, drawn as a vertical line.
     bins_per_octave : int, optional
-        Resolution of the averaging (:func:`log_binned`), default 4.
+        Resolution of the averaging (:func:`~posenc_helpers.log_binned`), default 4.
     ax : matplotlib.axes.Axes, optional
         Where to draw; a new figure is made if omitted.
     title : str, optional

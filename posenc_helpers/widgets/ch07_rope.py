@@ -6,14 +6,9 @@ import ipywidgets as widgets
 import numpy as np
 
 from .._validation import require_count, require_even_width, require_positive_real
-from ..plotting.ch07_rope import (
-    BOUND_COLOUR,
-    SCORE_COLOURS,
-    SCORE_STYLES,
-    decay_curves,
-    slowest_pair_vector,
-)
+from ..plotting.ch07_rope import BOUND_COLOUR, SCORE_COLOURS, SCORE_STYLES
 from ..rope import rope_frequencies
+from ..rope_analysis import rope_decay_bound, rope_decay_scores, rope_slowest_pair_vector
 from ._explorer import FigureExplorer
 
 __all__ = ["RopeDecayExplorer"]
@@ -187,8 +182,9 @@ class RopeDecayExplorer(FigureExplorer):
         return self.controls["head_dim"].value  # axes and ticks depend on the width only
 
     def _update(self, head_dim: int, base: float) -> str:
-        vectors = {"random": self._random_vector(head_dim), "slowest": slowest_pair_vector(head_dim)}
-        bound, scores = decay_curves(self.distances, head_dim, base, vectors)
+        vectors = {"random": self._random_vector(head_dim), "slowest": rope_slowest_pair_vector(head_dim)}
+        bound = rope_decay_bound(self.distances, head_dim, base=base)
+        scores = rope_decay_scores(self.distances, head_dim, vectors, base=base)
         at_zero = (head_dim // 2 + 1) / 2.0  # the bound at distance 0: the mean of 1 .. d/2
         self.bound_line.set_ydata(bound)
         self.ax_bound.set_ylim(0.0, 1.05 * at_zero)

@@ -8,7 +8,8 @@ import ipywidgets as widgets
 import numpy as np
 
 from .._validation import require_count
-from ..plotting.ch11_train_short_test_long import METHOD_STYLES, log2_axis, log_binned, method_label
+from ..binning import log_binned
+from ..plotting.ch11_train_short_test_long import METHOD_STYLES, log2_axis, method_label
 from ._explorer import FigureExplorer
 
 __all__ = ["LengthExplorer"]

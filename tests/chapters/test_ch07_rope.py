@@ -40,6 +40,17 @@ BAD_INPUT_CASES = [
     (lambda: ph.rope_decay_bound([0.0, np.inf], 8), ValueError, ["distances", "finite"]),
     (lambda: ph.rope_decay_bound(np.zeros((2, 2)), 8), ValueError, ["distances", "1-D"]),
     (lambda: ph.rope_decay_bound(["a"], 8), TypeError, ["distances"]),
+    (lambda: ph.rope_decay_scores(10, 9, {}), ValueError, ["head_dim", "even"]),
+    (lambda: ph.rope_decay_scores(10, 4, {}, base=0.0), ValueError, ["base", "> 0"]),
+    (lambda: ph.rope_decay_scores(2.5, 4, {}), TypeError, ["distances", "[t]"]),
+    (lambda: ph.rope_decay_scores(10, 4, {"v": np.zeros(4)}), ValueError, ["vectors['v']", "all zeros"]),
+    (lambda: ph.rope_decay_scores(10, 4, {"v": np.ones(6)}), ValueError, ["vectors['v']", "shape (4,)"]),
+    (lambda: ph.rope_decay_scores(10, 4, {"v": [1.0, np.nan, 0, 0]}), ValueError, ["vectors['v']", "finite"]),
+    (lambda: ph.rope_decay_scores(10, 4, {"v": ["a"] * 4}), TypeError, ["vectors['v']", "real numbers"]),
+    (lambda: ph.rope_slowest_pair_vector(7), ValueError, ["head_dim", "even"]),
+    (lambda: ph.rope_slowest_pair_vector(8.0), TypeError, ["head_dim"]),
+    (lambda: ph.rope_slowest_pair_vector(8, layout="neox"), ValueError, ["layout", "'half'"]),
+    (lambda: ph.rope_slowest_pair_vector(8, layout=1), TypeError, ["layout"]),
 ]
 
 
@@ -375,15 +386,36 @@ def test_converted_projection_rejects_bad_arguments(w, exception, words):
 
 
 # --------------------------------------------------------------------------- plotting
-def test_decay_curves_match_the_core_functions():
-    from posenc_helpers.plotting.ch07_rope import decay_curves
+def test_decay_scores_by_hand():
+    # head_dim 4, base 100: theta = [1, 100**(-1/2)] = [1, 0.1]. v = (1, 0, 1, 0) puts |v_i|**2 = 1
+    # in each pair, so the score divided by |v|**2 = 2 is (cos r + cos 0.1 r) / 2.
+    r = [0.0, 1.0, math.pi, 10.0]
+    scores = ph.rope_decay_scores(r, 4, {"both": [1.0, 0.0, 1.0, 0.0], "pair 0": [3.0, 4.0, 0.0, 0.0]}, base=100.0)
+    assert list(scores) == ["both", "pair 0"]  # in the order given
+    by_hand = [(math.cos(x) + math.cos(0.1 * x)) / 2 for x in r]
+    np.testing.assert_allclose(scores["both"], by_hand, rtol=1e-14, atol=1e-15)
+    # (3, 4) lies in pair 0 only, |v_0|**2 = 25: the score is cos r, whatever the length of v
+    np.testing.assert_allclose(scores["pair 0"], [math.cos(x) for x in r], rtol=1e-14, atol=1e-15)
+    assert ph.rope_decay_scores(3, 4, {}) == {}
 
+
+def test_decay_scores_against_apply_rope():
     r = np.arange(0.0, 300.0)
     v = np.random.default_rng(1).normal(size=32)
-    bound, scores = decay_curves(r, 32, 500.0, {"v": v})
-    np.testing.assert_allclose(bound, rope_decay_bound(r, 32, base=500.0), rtol=1e-12)
+    scores = ph.rope_decay_scores(r, 32, {"v": v}, base=500.0)
     direct = apply_rope(np.tile(v, (r.size, 1)), r, base=500.0) @ v / (v @ v)  # query at r, key at 0
     np.testing.assert_allclose(scores["v"], direct, atol=1e-12)
+
+
+def test_slowest_pair_vector_by_hand():
+    # head_dim 8: the last pair, i = 3, is features 6 and 7 interleaved, 3 and 7 half-split
+    assert ph.rope_slowest_pair_vector(8).tolist() == [0, 0, 0, 0, 0, 0, 1, 0]
+    assert ph.rope_slowest_pair_vector(8, layout="half").tolist() == [0, 0, 0, 1, 0, 0, 0, 0]
+    # Its score is cos(r theta_31), theta_31 = 10000**(-62/64) for head_dim 64: at r = 256 it has
+    # turned by about 0.034 rad, so the score is still above 0.999.
+    (score,) = ph.rope_decay_scores([256.0], 64, {"slowest": ph.rope_slowest_pair_vector(64)}).values()
+    assert math.isclose(score[0], math.cos(256 * 10000.0 ** (-62 / 64)), rel_tol=1e-13)
+    assert score[0] > 0.999
 
 
 def test_plot_decay_bound_and_scores():
