@@ -44,7 +44,7 @@ SKIP_DRAWING := PYTHONSTARTUP=$(abspath tools/skip_figure_drawing.py)
 
 .PHONY: help setup book book-only test test-unit test-doctest lint test-notebooks test-notebooks-native \
         test-notebooks-portable test-course test-student-book test-browser browser-only \
-        audit notebooks text sync-setup lab serve bench course grade otter student student-branch student-book lock release clean distclean \
+        audit notebooks text sync-setup chapter lab serve bench course grade otter student student-branch student-book lock release clean distclean \
         _test-parallel _book-then-browser
 
 help:
@@ -73,6 +73,7 @@ help:
 	@echo "make student-book  the website with solutions hidden, into _build/student-book/_build/html"
 	@echo "make text       each notebook's MyST Markdown twin in notebooks/text (make notebooks does it too)"
 	@echo "make sync-setup the notebooks' Colab set-up cell (from repository.url) and exercise numbers"
+	@echo "make chapter NN=13 NAME=name [TITLE=... PART=... FORCE=1]  scaffold a new chapter (see CONTRIBUTING.md)"
 	@echo "make lock       regenerate constraints.txt from the direct pins"
 	@echo "make release    the package's wheel and sdist into _build/dist, checked; prints the manual steps"
 	@echo "make record-lab run chapter 11's whole experiment (about 40 min) and write the record chapters 10 and 11 read"
@@ -227,6 +228,17 @@ test-student-book: student-book
 # Each notebook's MyST Markdown twin in notebooks/text/ (make notebooks writes them too).
 text: $(STAMP)
 	$(PY) tools/nbtools.py text $(NOTEBOOKS)
+
+# A new chapter from the templates in tools/templates/chapter (tools/new_chapter.py): the
+# notebook and its twin, the three subpackage modules and their exports, the test file and
+# the _toc.yml entry; then its Colab cell and exercise numbers, and a first execution.
+chapter: $(STAMP)
+	@if [ -z "$(NN)" ] || [ -z "$(NAME)" ]; then \
+	    echo "usage: make chapter NN=13 NAME=snake_case_name [TITLE='Title'] [PART='Part caption'] [FORCE=1]"; exit 2; fi
+	$(PY) -m tools.new_chapter $(NN) $(NAME) $(if $(TITLE),--title "$(TITLE)") $(if $(PART),--part "$(PART)") \
+	    $(if $(FORCE),--force)
+	$(MAKE) --no-print-directory sync-setup
+	$(PY) tools/nbtools.py execute notebooks/$(NN)_$(NAME).ipynb
 
 sync-setup: $(STAMP)
 	$(PY) tools/nbtools.py sync-setup $(NOTEBOOKS)

@@ -49,6 +49,14 @@ def test_there_are_chapters():
     assert NOTEBOOKS, "no notebooks found"
 
 
+def test_no_author_placeholders_left(chapter):
+    """``make chapter`` marks everything the author has to write ``TODO(author)``."""
+    _, nb, _ = chapter
+    left = [line.strip() for cell in nb.cells for line in (cell.source + "\n" + _caption(cell)).splitlines()]
+    left = [line for line in left if "TODO(author)" in line]
+    assert not left, f"{len(left)} TODO(author) left to write, the first: {left[0]!r}"
+
+
 def test_title_motivation_and_learning_goals(chapter):
     _, nb, _ = chapter
     first = nb.cells[0]
@@ -144,7 +152,9 @@ def test_no_typed_section_or_figure_numbers(chapter):
         texts.append(_caption(cell))
         for text in texts:
             typed = _TYPED_NUMBER.search(text)
-            assert typed is None, f"cell {cell.get('id')}: a typed number {typed.group(0)!r}: use a label and {{numref}}"
+            assert typed is None, (
+                f"cell {cell.get('id')}: a typed number {typed.group(0)!r}: use a label and {{numref}}"
+            )
 
 
 def test_one_explorer_with_static_companion(chapter):
