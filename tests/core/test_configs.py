@@ -541,3 +541,19 @@ BAD_INPUT_CASES = [
     ),
     (lambda: ph.shipped_configs()["no-such-model"], KeyError, ["no-such-model"]),
 ]
+
+
+def test_each_rope_type_has_one_reader():
+    from posenc_helpers.configs.reading import RESCALING_READERS, ROPE_TYPES
+
+    assert ROPE_TYPES == ("default", "linear", "dynamic", "yarn", "llama3", "longrope")
+    assert set(RESCALING_READERS) == set(ROPE_TYPES)
+
+
+def test_explain_is_the_reports_text_and_refuses_anything_else():
+    from posenc_helpers.configs.reporting import explain
+
+    report = describe(_plain())
+    assert explain(report) == str(report) == report.to_text()
+    with pytest.raises(TypeError, match="report must be a PositionReport"):
+        explain({"rope_theta": 10000.0})
