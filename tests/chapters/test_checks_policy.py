@@ -312,6 +312,26 @@ CASES = {
 }
 
 
+def _cases_from_chapter_modules() -> dict:
+    """A chapter's test module may keep its checks' cases next to its other tests, as a
+    ``POLICY_CASES`` dict of the same form (``make chapter`` writes one)."""
+    import importlib.util
+    from pathlib import Path
+
+    found = {}
+    for path in sorted(Path(__file__).parent.glob("test_ch[0-9][0-9]_*.py")):
+        if "POLICY_CASES" not in path.read_text():
+            continue
+        spec = importlib.util.spec_from_file_location(f"_policy_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        found.update(module.POLICY_CASES)
+    return found
+
+
+CASES.update(_cases_from_chapter_modules())
+
+
 def _as_float32(answer):
     if isinstance(answer, bool | float | int) and not isinstance(answer, bool):
         return F32(answer)

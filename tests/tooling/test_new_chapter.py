@@ -89,7 +89,7 @@ def test_scaffold_writes_registers_and_runs(tree):
         cwd=tree, env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "7 passed" in run.stdout
+    assert "8 passed" in run.stdout
 
 
 def test_nothing_is_overwritten_without_force(tree):
