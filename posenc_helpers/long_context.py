@@ -329,43 +329,16 @@ def scaled_rope_frequencies(
         factor = require_positive_real(factor, "factor")
     if original_max_len is not None:
         original_max_len = require_count(original_max_len, "original_max_len", minimum=1)
-    beta_fast = require_positive_real(beta_fast, "beta_fast")
-    beta_slow = require_positive_real(beta_slow, "beta_slow")
-    if beta_fast <= beta_slow:
-        raise ValueError(
-            f"beta_fast must be greater than beta_slow (rotations per original context), "
-            f"got beta_fast={beta_fast!r}, beta_slow={beta_slow!r}"
-        )
+    beta_fast, beta_slow = _require_betas(beta_fast, beta_slow)
     if not isinstance(truncate, (bool, np.bool_)):
         raise TypeError(f"truncate must be True or False, got {type(truncate).__name__} {truncate!r}")
-    if low_freq_factor is not None:
-        low_freq_factor = require_positive_real(low_freq_factor, "low_freq_factor")
-    if high_freq_factor is not None:
-        high_freq_factor = require_positive_real(high_freq_factor, "high_freq_factor")
-    if low_freq_factor is not None and high_freq_factor is not None and high_freq_factor <= low_freq_factor:
-        raise ValueError(
-            f"high_freq_factor must be greater than low_freq_factor (the kept band lies above the divided one), "
-            f"got high_freq_factor={high_freq_factor!r}, low_freq_factor={low_freq_factor!r}"
-        )
+    low_freq_factor, high_freq_factor = _require_llama3_band(low_freq_factor, high_freq_factor)
     if seq_len is not None:
         seq_len = require_count(seq_len, "seq_len", minimum=1)
     pairs = head_dim // 2
     short = None if short_factor is None else _require_pair_factors(short_factor, "short_factor", pairs)
     long = None if long_factor is None else _require_pair_factors(long_factor, "long_factor", pairs)
-    if attention_factor is not None:
-        if method not in ("yarn", "longrope"):
-            raise ValueError(
-                f"attention_factor applies only to method='yarn' or 'longrope' "
-                f"(method={method!r} leaves the logits unscaled), got attention_factor={attention_factor!r}"
-            )
-        attention_factor = require_positive_real(attention_factor, "attention_factor")
-    if method == "longrope" and factor is None and attention_factor is None:
-        raise ValueError(
-            "factor is required for method='longrope' unless attention_factor is given: pass "
-            "max_position_embeddings / original_max_len (how Hugging Face derives it when a config has none)"
-        )
-    if method == "longrope" and attention_factor is None and original_max_len == 1:
-        raise ValueError("original_max_len must be >= 2 for the LongRoPE attention factor sqrt(1 + ln s / ln L)")
+    attention_factor = _require_attention_factor(method, attention_factor, factor, original_max_len)
 
     original = rope_frequencies(head_dim, base=base)
     if method == "linear":
@@ -394,6 +367,53 @@ def scaled_rope_frequencies(
         assert factor is not None
         attention_factor = _longrope_attention_factor(factor, original_max_len)
     return inv_freq, attention_factor
+
+
+def _require_betas(beta_fast: Any, beta_slow: Any) -> tuple[float, float]:
+    """YaRN's ramp edges, in rotations per original context: both > 0, ``beta_fast > beta_slow``."""
+    beta_fast = require_positive_real(beta_fast, "beta_fast")
+    beta_slow = require_positive_real(beta_slow, "beta_slow")
+    if beta_fast <= beta_slow:
+        raise ValueError(
+            f"beta_fast must be greater than beta_slow (rotations per original context), "
+            f"got beta_fast={beta_fast!r}, beta_slow={beta_slow!r}"
+        )
+    return beta_fast, beta_slow
+
+
+def _require_llama3_band(low_freq_factor: Any, high_freq_factor: Any) -> tuple[float | None, float | None]:
+    """Llama 3's band edges, each > 0 if given, ``high_freq_factor > low_freq_factor`` if both are."""
+    if low_freq_factor is not None:
+        low_freq_factor = require_positive_real(low_freq_factor, "low_freq_factor")
+    if high_freq_factor is not None:
+        high_freq_factor = require_positive_real(high_freq_factor, "high_freq_factor")
+    if low_freq_factor is not None and high_freq_factor is not None and high_freq_factor <= low_freq_factor:
+        raise ValueError(
+            f"high_freq_factor must be greater than low_freq_factor (the kept band lies above the divided one), "
+            f"got high_freq_factor={high_freq_factor!r}, low_freq_factor={low_freq_factor!r}"
+        )
+    return low_freq_factor, high_freq_factor
+
+
+def _require_attention_factor(
+    method: str, attention_factor: Any, factor: float | None, original_max_len: int | None
+) -> float | None:
+    """The logits' scale, given only for YaRN and LongRoPE; LongRoPE derives it from ``factor`` otherwise."""
+    if attention_factor is not None:
+        if method not in ("yarn", "longrope"):
+            raise ValueError(
+                f"attention_factor applies only to method='yarn' or 'longrope' "
+                f"(method={method!r} leaves the logits unscaled), got attention_factor={attention_factor!r}"
+            )
+        attention_factor = require_positive_real(attention_factor, "attention_factor")
+    if method == "longrope" and factor is None and attention_factor is None:
+        raise ValueError(
+            "factor is required for method='longrope' unless attention_factor is given: pass "
+            "max_position_embeddings / original_max_len (how Hugging Face derives it when a config has none)"
+        )
+    if method == "longrope" and attention_factor is None and original_max_len == 1:
+        raise ValueError("original_max_len must be >= 2 for the LongRoPE attention factor sqrt(1 + ln s / ln L)")
+    return attention_factor
 
 
 _WHAT = {
