@@ -27,6 +27,7 @@ def tree(tmp_path: Path) -> Path:
     (tmp_path / "posenc_helpers" / "data").mkdir()
     shutil.copytree(ROOT / "book" / "api", tmp_path / "book" / "api")
     shutil.copy(ROOT / "_toc.yml", tmp_path / "_toc.yml")
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")  # pytest's doctest options
     (tmp_path / "notebooks" / "text").mkdir(parents=True)
     for notebook in ROOT.glob("notebooks/[0-9][0-9]_*.ipynb"):
         (tmp_path / "notebooks" / notebook.name).write_text("{}")  # only the names matter
