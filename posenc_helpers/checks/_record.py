@@ -100,14 +100,12 @@ def _lambda_source(source: str, code: types.CodeType) -> str:
     return f"_lambda_answer = {ast.unparse(found[0])}\n" if len(found) == 1 else ""
 
 
-def encode(value: Any, depth: int = 0, budget: list[int] | None = None) -> Any:
-    """``value`` as JSON-ready data (see the module docstring); what it cannot encode becomes
-    ``{"__unsupported__": type name}``, which no check accepts."""
-    import numpy as np
+_NOT_EXACT = object()  # what _encode_exact_scalar returns for anything else
 
-    budget = budget if budget is not None else [MAX_BYTES]
-    if depth > MAX_DEPTH:
-        return {"__unsupported__": "nested too deeply"}
+
+def _encode_exact_scalar(value: Any, budget: list[int]) -> Any:
+    """None, a bool, a str, Ellipsis, or a number of exactly the type int, float or complex, encoded;
+    :data:`_NOT_EXACT` for anything else (subclasses included)."""
     if value is None or type(value) is bool or type(value) is str:
         if type(value) is str:
             budget[0] -= len(value)
@@ -120,20 +118,41 @@ def encode(value: Any, depth: int = 0, budget: list[int] | None = None) -> Any:
         return value if math.isfinite(value) else {"__float__": repr(value)}
     if type(value) is complex:
         return {"__complex__": [encode(value.real), encode(value.imag)]}
+    return _NOT_EXACT
+
+
+def _encode_array(value: Any, budget: list[int]) -> dict[str, Any]:
+    """A numpy array or scalar of booleans or numbers, as base64 of its bytes, dtype and shape."""
+    import numpy as np
+
+    array = np.asarray(value)
+    if array.dtype.kind not in "biufc" or array.dtype.byteorder not in "=|<>":
+        return {"__unsupported__": f"array of {array.dtype}"}
+    array = np.array(array, order="C", copy=True)  # ascontiguousarray would make a 0-d array 1-d
+    budget[0] -= array.nbytes
+    if budget[0] < 0:
+        raise _TooLarge
+    return {
+        "__ndarray__": base64.b64encode(array.tobytes()).decode("ascii"),
+        "dtype": array.dtype.str,
+        "shape": list(array.shape),
+        "scalar": isinstance(value, np.generic),
+    }
+
+
+def encode(value: Any, depth: int = 0, budget: list[int] | None = None) -> Any:
+    """``value`` as JSON-ready data (see the module docstring); what it cannot encode becomes
+    ``{"__unsupported__": type name}``, which no check accepts."""
+    import numpy as np
+
+    budget = budget if budget is not None else [MAX_BYTES]
+    if depth > MAX_DEPTH:
+        return {"__unsupported__": "nested too deeply"}
+    exact = _encode_exact_scalar(value, budget)
+    if exact is not _NOT_EXACT:
+        return exact
     if isinstance(value, (np.ndarray, np.generic)):
-        array = np.asarray(value)
-        if array.dtype.kind not in "biufc" or array.dtype.byteorder not in "=|<>":
-            return {"__unsupported__": f"array of {array.dtype}"}
-        array = np.array(array, order="C", copy=True)  # ascontiguousarray would make a 0-d array 1-d
-        budget[0] -= array.nbytes
-        if budget[0] < 0:
-            raise _TooLarge
-        return {
-            "__ndarray__": base64.b64encode(array.tobytes()).decode("ascii"),
-            "dtype": array.dtype.str,
-            "shape": list(array.shape),
-            "scalar": isinstance(value, np.generic),
-        }
+        return _encode_array(value, budget)
     # Subclasses are recorded as the plain type: whatever their methods claim (an __eq__
     # that is always true, say), the grader sees only the data.
     if isinstance(value, (list, tuple)):
@@ -232,6 +251,13 @@ def describe_namespace(module: types.ModuleType) -> dict[str, str]:
 
 def _hooks() -> list[str]:
     """IPython and interpreter hooks that run code written in the notebook."""
+    found = _interpreter_hooks()
+    shell = getattr(builtins, "get_ipython", lambda: None)()
+    return found if shell is None else found + _ipython_hooks(shell)
+
+
+def _interpreter_hooks() -> list[str]:
+    """Tracing, profiling, exception and display hooks, and import hooks, set from the notebook."""
     found: list[str] = []
     for name in ("settrace", "setprofile"):
         if getattr(sys, name.replace("set", "get"))() is not None:
@@ -242,9 +268,12 @@ def _hooks() -> list[str]:
     for finder in list(sys.meta_path) + list(sys.path_hooks):
         if notebook_defined(finder) or getattr(type(finder), "__module__", "") == "__main__":
             found.append("an import hook (sys.meta_path)")
-    shell = getattr(builtins, "get_ipython", lambda: None)()
-    if shell is None:
-        return found
+    return found
+
+
+def _ipython_hooks(shell: Any) -> list[str]:
+    """IPython's input transformers, event callbacks, exception handler and replaced methods."""
+    found: list[str] = []
     for attribute in ("input_transformers_cleanup", "input_transformers_post", "ast_transformers"):
         for hook in list(getattr(shell, attribute, []) or []):
             if notebook_defined(hook):

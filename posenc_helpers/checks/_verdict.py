@@ -232,73 +232,113 @@ def _data_names(tree: ast.Module) -> set[str]:
 def _scan_tree(
     tree: ast.Module, imported: set[str], import_statements: set[str], given: set[str], depth: int = 0
 ) -> list[str]:
-    found: list[str] = []
-    magic_calls: set[int] = set()
-    for node in ast.walk(tree):  # %time / %timeit and the like: harmless; scan the code they time
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "run_line_magic"
-            and isinstance(node.func.value, ast.Call)
-            and isinstance(node.func.value.func, ast.Name)
-            and node.func.value.func.id == "get_ipython"
-            and len(node.args) == 2
-            and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args)
-            and getattr(node.args[0], "value", None) in _HARMLESS_MAGICS
-        ):
-            magic_calls.add(id(node.func.value.func))
-            inner = _python(str(getattr(node.args[1], "value", "")))
-            if inner is not None and depth < 3:
-                found += _scan_tree(inner, imported, import_statements, given, depth + 1)
+    found, magic_calls = _scan_harmless_magics(tree, imported, import_statements, given, depth)
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id in _SUSPICIOUS_NAMES and id(node) not in magic_calls:
             found.append(_SUSPICIOUS_NAMES[node.id])
         elif isinstance(node, ast.Attribute) and node.attr in _SUSPICIOUS_ATTRIBUTES:
             found.append(f"uses `.{node.attr}`")
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            modules = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-            if isinstance(node, ast.ImportFrom):
-                modules += [f"{node.module}.{alias.name}" for alias in node.names]
-            for module in modules:
-                if module in _SUSPICIOUS_MODULES or module.split(".")[0] in _SUSPICIOUS_MODULES:
-                    found.append(f"imports `{module}`")
-            if ast.unparse(node) not in import_statements:
-                rebound = {alias.asname or alias.name.split(".")[0] for alias in node.names} & imported
-                found += [f"rebinds `{name}` by another import" for name in sorted(rebound)]
+            found += _scan_import(node, imported, import_statements)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in imported:
             found.append(f"redefines `{node.name}`")
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete, ast.For, ast.withitem)):
-            if isinstance(node, (ast.Assign, ast.Delete)):
-                targets = node.targets
-            elif isinstance(node, ast.For):
-                targets = [node.target]
-            elif isinstance(node, ast.withitem):
-                targets = [node.optional_vars] if node.optional_vars is not None else []
-            else:
-                targets = [node.target]
-            for target in targets:
-                root = _root(target)
-                if isinstance(target, ast.Name) and target.id in imported:
-                    found.append(f"redefines `{target.id}`")
-                elif isinstance(target, (ast.Attribute, ast.Subscript)) and root in imported:
-                    found.append(f"changes `{ast.unparse(target)}`")
-                elif root in given and (isinstance(node, (ast.AugAssign, ast.Delete)) or target is not None):
-                    if isinstance(target, ast.Name) and not isinstance(node, (ast.AugAssign, ast.Delete)):
-                        found.append(f"replaces the given `{root}`")
-                    else:
-                        found.append(f"changes the given `{root}`")
+            found += _scan_binding(node, imported, given)
         elif isinstance(node, ast.Call):
-            owner = _root(node.func.value) if isinstance(node.func, ast.Attribute) else None
-            method = node.func.attr if isinstance(node.func, ast.Attribute) else ""
-            if method in _MUTATING_METHODS and owner is not None and owner in given:
-                found.append(f"changes the given `{owner}` in place")
-            if method in _MUTATING_FUNCTIONS and node.args and _root(node.args[0]) in given:
-                found.append(f"changes the given `{_root(node.args[0])}` in place")
-            for keyword in node.keywords:
-                if keyword.arg == "out" and any(
-                    isinstance(leaf, ast.Name) and leaf.id in given for leaf in ast.walk(keyword.value)
-                ):
-                    found.append("writes into given data with out=")
+            found += _scan_call(node, given)
+    return found
+
+
+def _is_harmless_magic(node: ast.AST) -> bool:
+    """``get_ipython().run_line_magic("time", "...")`` and the like (``%time``, ``%timeit``)."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "run_line_magic"
+        and isinstance(node.func.value, ast.Call)
+        and isinstance(node.func.value.func, ast.Name)
+        and node.func.value.func.id == "get_ipython"
+        and len(node.args) == 2
+        and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args)
+        and getattr(node.args[0], "value", None) in _HARMLESS_MAGICS
+    )
+
+
+def _scan_harmless_magics(
+    tree: ast.Module, imported: set[str], import_statements: set[str], given: set[str], depth: int
+) -> tuple[list[str], set[int]]:
+    """What the code timed by %time / %timeit does (harmless magics: their code is scanned), and the
+    ids of their ``get_ipython`` names, which are then not suspicious."""
+    found: list[str] = []
+    magic_calls: set[int] = set()
+    for node in ast.walk(tree):
+        if _is_harmless_magic(node):
+            assert isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            assert isinstance(node.func.value, ast.Call)
+            magic_calls.add(id(node.func.value.func))
+            inner = _python(str(getattr(node.args[1], "value", "")))
+            if inner is not None and depth < 3:
+                found += _scan_tree(inner, imported, import_statements, given, depth + 1)
+    return found, magic_calls
+
+
+def _scan_import(node: ast.Import | ast.ImportFrom, imported: set[str], import_statements: set[str]) -> list[str]:
+    """A suspicious module imported, or an imported name rebound by an import the released cells lack."""
+    found: list[str] = []
+    modules = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+    if isinstance(node, ast.ImportFrom):
+        modules += [f"{node.module}.{alias.name}" for alias in node.names]
+    for module in modules:
+        if module in _SUSPICIOUS_MODULES or module.split(".")[0] in _SUSPICIOUS_MODULES:
+            found.append(f"imports `{module}`")
+    if ast.unparse(node) not in import_statements:
+        rebound = {alias.asname or alias.name.split(".")[0] for alias in node.names} & imported
+        found += [f"rebinds `{name}` by another import" for name in sorted(rebound)]
+    return found
+
+
+def _binding_targets(node: ast.AST) -> list[Any]:
+    """What an assignment, deletion, for loop or with item binds (``None`` for a with item without ``as``)."""
+    if isinstance(node, (ast.Assign, ast.Delete)):
+        return list(node.targets)
+    if isinstance(node, ast.For):
+        return [node.target]
+    if isinstance(node, ast.withitem):
+        return [node.optional_vars] if node.optional_vars is not None else []
+    return [getattr(node, "target", None)]
+
+
+def _scan_binding(node: ast.AST, imported: set[str], given: set[str]) -> list[str]:
+    """An imported name redefined or changed, or a given name replaced or changed."""
+    found: list[str] = []
+    for target in _binding_targets(node):
+        root = _root(target)
+        if isinstance(target, ast.Name) and target.id in imported:
+            found.append(f"redefines `{target.id}`")
+        elif isinstance(target, (ast.Attribute, ast.Subscript)) and root in imported:
+            found.append(f"changes `{ast.unparse(target)}`")
+        elif root in given and (isinstance(node, (ast.AugAssign, ast.Delete)) or target is not None):
+            if isinstance(target, ast.Name) and not isinstance(node, (ast.AugAssign, ast.Delete)):
+                found.append(f"replaces the given `{root}`")
+            else:
+                found.append(f"changes the given `{root}`")
+    return found
+
+
+def _scan_call(node: ast.Call, given: set[str]) -> list[str]:
+    """A given name changed in place: by a mutating method or function, or with ``out=``."""
+    found: list[str] = []
+    owner = _root(node.func.value) if isinstance(node.func, ast.Attribute) else None
+    method = node.func.attr if isinstance(node.func, ast.Attribute) else ""
+    if method in _MUTATING_METHODS and owner is not None and owner in given:
+        found.append(f"changes the given `{owner}` in place")
+    if method in _MUTATING_FUNCTIONS and node.args and _root(node.args[0]) in given:
+        found.append(f"changes the given `{_root(node.args[0])}` in place")
+    for keyword in node.keywords:
+        if keyword.arg == "out" and any(
+            isinstance(leaf, ast.Name) and leaf.id in given for leaf in ast.walk(keyword.value)
+        ):
+            found.append("writes into given data with out=")
     return found
 
 
@@ -659,14 +699,7 @@ def grade(
     code = [(index, cell) for index, cell in enumerate(cells) if cell.get("cell_type") == "code"]
     test_cells: dict[str, int] = {}
     if specs is None:
-        specs = {}
-        for index, cell in code:
-            meta = _nbgrader(cell)
-            if meta.get("grade") and not meta.get("solution"):
-                spec = released_spec(_source(cell))
-                if spec is not None and spec.label == meta.get("grade_id"):
-                    specs[spec.label] = spec
-                    test_cells[spec.label] = index
+        specs, test_cells = _specs_of_test_cells(code)
     read = code if submitted is None else [(i, c) for i, c in enumerate(submitted) if c.get("cell_type") == "code"]
     student = [(index, _source(cell)) for index, cell in read if not is_released(cell)]
     student = [(i, s) for i, s in student if not (submitted is None and i in test_cells.values())]
@@ -674,41 +707,22 @@ def grade(
     given = [_source(cell) for _, cell in read if _nbgrader(cell).get("locked") and not _nbgrader(cell).get("grade")]
     findings = scan_cells([s for _, s in student], trusted, given)
     flagged = [(index, found) for (index, _), found in zip(student, findings, strict=True) if found]
-
-    records: dict[str, list[tuple[int, Any]]] = {}
-    for index, cell in code:
-        for payload in _records(cell):
-            label = payload.get("label") if isinstance(payload, dict) else None
-            records.setdefault(str(label), []).append((index, payload))
+    records = _records_by_label(code)
     unexpected = sorted(set(records) - set(specs))
+    end = len(cells) if submitted is None else len(submitted)
 
     items = []
     verdicts: dict[str, Verdict] = {}
     for label, spec in specs.items():
-        place = test_cells.get(label, len(cells) if submitted is None else len(submitted))
+        place = test_cells.get(label, end)
         tampering = [f for index, found in flagged if index < place for f in found]
         if package_changed:
             tampering.append("the grading environment's posenc_helpers changed while the notebook ran")
         if unexpected:
             tampering.append("the notebook holds records of exercises it does not have")
-        mine = records.get(label, [])
-        if not records_anywhere:
-            misplaced = [index for index, _ in mine if index != place]
-            if misplaced:
-                tampering.append("a record outside its test cell")
-            mine = [(index, payload) for index, payload in mine if index == place]
-        if len(mine) > 1:
-            tampering.append("more than one record")
+        mine = _own_records(records.get(label, []), place, records_anywhere, tampering)
         if not mine:
-            errored = (
-                not records_anywhere
-                and place < len(cells)
-                and any(o.get("output_type") == "error" for o in cells[place].get("outputs", []) or [])
-            )
-            if records_anywhere:  # otter: the tests run at the end; an answer never assigned explains it
-                history = [_source(cell) for index, cell in read]
-                errored = not answer_cell(history, spec.answers)
-            if not errored:
+            if not _stopped_before_recording(cells, place, read, spec, records_anywhere):
                 tampering.append("the test cell did not record the answer, so it did not run as released")
             verdicts[label] = Verdict(
                 label, False, "the test cell stopped before your answer was recorded; no points.", tampering
@@ -735,30 +749,83 @@ def grade(
         verdict.message = str(result.get("message", ""))
         verdict.earned = result.get("status") == "correct"
     for label, verdict in verdicts.items():  # the exercise's own code: read from the notebook, not the kernel
-        spec = specs[label]
-        if not verdict.earned or not (spec.forbid or spec.require):
-            continue
-        place = test_cells.get(label, len(cells) if submitted is None else len(submitted))
-        history = [_source(cell) for index, cell in read if index < place]
-        used = names_used(answer_cell(history, spec.answers))
-        shortcuts = sorted(used & set(spec.forbid))
-        missing = sorted(set(spec.require) - used)
-        if shortcuts:
-            verdict.earned = False
-            verdict.message = (
-                f"{label} asks you to write the computation out yourself; your answer calls "
-                f"{', '.join(f'`{name}`' for name in shortcuts)}, which does it for you, so it earns no points."
-            )
-        elif missing:
-            verdict.earned = False
-            verdict.message = (
-                f"{label} asks you to build the answer with {', '.join(f'`{name}`' for name in missing)}, "
-                "and your answer does not use it, so it earns no points."
-            )
+        history = [_source(cell) for index, cell in read if index < test_cells.get(label, end)]
+        _hold_to_forbid_and_require(verdict, specs[label], history)
     for verdict in verdicts.values():
         if verdict.tampering:
             verdict.earned = False
     return verdicts
+
+
+def _specs_of_test_cells(code: list[tuple[int, Any]]) -> tuple[dict[str, ExerciseSpec], dict[str, int]]:
+    """Under nbgrader: each exercise's spec, read from its restored test cell, and that cell's index."""
+    specs: dict[str, ExerciseSpec] = {}
+    test_cells: dict[str, int] = {}
+    for index, cell in code:
+        meta = _nbgrader(cell)
+        if meta.get("grade") and not meta.get("solution"):
+            spec = released_spec(_source(cell))
+            if spec is not None and spec.label == meta.get("grade_id"):
+                specs[spec.label] = spec
+                test_cells[spec.label] = index
+    return specs, test_cells
+
+
+def _records_by_label(code: list[tuple[int, Any]]) -> dict[str, list[tuple[int, Any]]]:
+    """Every record in the executed cells, with the index of its cell, by the label it claims."""
+    records: dict[str, list[tuple[int, Any]]] = {}
+    for index, cell in code:
+        for payload in _records(cell):
+            label = payload.get("label") if isinstance(payload, dict) else None
+            records.setdefault(str(label), []).append((index, payload))
+    return records
+
+
+def _own_records(
+    mine: list[tuple[int, Any]], place: int, records_anywhere: bool, tampering: list[str]
+) -> list[tuple[int, Any]]:
+    """An exercise's records that count (under nbgrader only its test cell's); misplaced or repeated
+    records are noted in ``tampering``."""
+    if not records_anywhere:
+        if any(index != place for index, _ in mine):
+            tampering.append("a record outside its test cell")
+        mine = [(index, payload) for index, payload in mine if index == place]
+    if len(mine) > 1:
+        tampering.append("more than one record")
+    return mine
+
+
+def _stopped_before_recording(
+    cells: Sequence[Any], place: int, read: list[tuple[int, Any]], spec: ExerciseSpec, records_anywhere: bool
+) -> bool:
+    """Whether a missing record is explained: the test cell raised (nbgrader), or the answer was
+    never assigned (otter runs the tests at the end)."""
+    if records_anywhere:
+        history = [_source(cell) for index, cell in read]
+        return not answer_cell(history, spec.answers)
+    return place < len(cells) and any(o.get("output_type") == "error" for o in cells[place].get("outputs", []) or [])
+
+
+def _hold_to_forbid_and_require(verdict: Verdict, spec: ExerciseSpec, history: list[str]) -> None:
+    """Take the points of an earned verdict whose answer calls a forbidden helper or skips a required one."""
+    if not verdict.earned or not (spec.forbid or spec.require):
+        return
+    label = verdict.label
+    used = names_used(answer_cell(history, spec.answers))
+    shortcuts = sorted(used & set(spec.forbid))
+    missing = sorted(set(spec.require) - used)
+    if shortcuts:
+        verdict.earned = False
+        verdict.message = (
+            f"{label} asks you to write the computation out yourself; your answer calls "
+            f"{', '.join(f'`{name}`' for name in shortcuts)}, which does it for you, so it earns no points."
+        )
+    elif missing:
+        verdict.earned = False
+        verdict.message = (
+            f"{label} asks you to build the answer with {', '.join(f'`{name}`' for name in missing)}, "
+            "and your answer does not use it, so it earns no points."
+        )
 
 
 if __name__ == "__main__":
