@@ -297,44 +297,7 @@ class Visitor:
         url = self.server.url(relpath)
         visit = Visit(url=url)
         page = context.new_page()
-        requested: set[str] = set()  # every URL the page asked for
-        foreign: set[str] = set()  # ... that leaves the site
-        http_errors: set[str] = set()  # ... that answered 4xx/5xx
-
-        def on_console(msg):
-            if msg.type != "error":
-                return
-            loc = msg.location or {}
-            if msg.text.startswith("Failed to load resource") and loc.get("url") in requested:
-                return  # the network listeners below report this request, with more detail
-            where = f" [{loc['url']}:{loc.get('lineNumber', 0)}]" if loc.get("url") else ""
-            visit.problems.append(f"console error: {msg.text}{where}")
-
-        def on_request(request):
-            requested.add(request.url)
-            if not _is_local(request.url, origin):
-                foreign.add(request.url)
-                visit.problems.append(f"request to another host: {request.url}")
-
-        def on_failed(request):
-            if request.url not in foreign and request.url not in http_errors:  # reported already
-                visit.problems.append(f"failed request: {request.url} ({request.failure})")
-
-        def on_response(response):
-            if response.status >= 400:
-                http_errors.add(response.url)
-                visit.problems.append(f"HTTP {response.status}: {response.url}")
-
-        def on_websocket(ws):
-            if not _is_local(ws.url.replace("ws", "http", 1), origin):
-                visit.problems.append(f"websocket to another host: {ws.url}")
-
-        page.on("console", on_console)
-        page.on("websocket", on_websocket)
-        page.on("pageerror", lambda exc: visit.problems.append(f"uncaught exception: {exc}"))
-        page.on("request", on_request)
-        page.on("requestfailed", on_failed)
-        page.on("response", on_response)
+        _report_problems(page, visit, origin)
 
         page.goto(url, wait_until="load")
         # index.html is a meta-refresh redirect: follow it before checking. (Read
@@ -364,6 +327,49 @@ class Visitor:
         # them finish, so their failures are reported here, deterministically.
         page.evaluate("() => document.fonts.ready.then(() => true)")
         return page, visit
+
+
+def _report_problems(page, visit: Visit, origin: str) -> None:
+    """Listen on ``page`` for console errors, uncaught exceptions, requests to other hosts,
+    failed requests, HTTP errors and foreign websockets; add each to ``visit.problems``."""
+    requested: set[str] = set()  # every URL the page asked for
+    foreign: set[str] = set()  # ... that leaves the site
+    http_errors: set[str] = set()  # ... that answered 4xx/5xx
+
+    def on_console(msg):
+        if msg.type != "error":
+            return
+        loc = msg.location or {}
+        if msg.text.startswith("Failed to load resource") and loc.get("url") in requested:
+            return  # the network listeners below report this request, with more detail
+        where = f" [{loc['url']}:{loc.get('lineNumber', 0)}]" if loc.get("url") else ""
+        visit.problems.append(f"console error: {msg.text}{where}")
+
+    def on_request(request):
+        requested.add(request.url)
+        if not _is_local(request.url, origin):
+            foreign.add(request.url)
+            visit.problems.append(f"request to another host: {request.url}")
+
+    def on_failed(request):
+        if request.url not in foreign and request.url not in http_errors:  # reported already
+            visit.problems.append(f"failed request: {request.url} ({request.failure})")
+
+    def on_response(response):
+        if response.status >= 400:
+            http_errors.add(response.url)
+            visit.problems.append(f"HTTP {response.status}: {response.url}")
+
+    def on_websocket(ws):
+        if not _is_local(ws.url.replace("ws", "http", 1), origin):
+            visit.problems.append(f"websocket to another host: {ws.url}")
+
+    page.on("console", on_console)
+    page.on("websocket", on_websocket)
+    page.on("pageerror", lambda exc: visit.problems.append(f"uncaught exception: {exc}"))
+    page.on("request", on_request)
+    page.on("requestfailed", on_failed)
+    page.on("response", on_response)
 
 
 _REFRESH_RE = re.compile(r"""<meta\s+http-equiv=["']?refresh["']?\s+content=["']\s*\d+\s*;\s*url=([^"']+)["']""", re.I)
