@@ -10,6 +10,12 @@ BASE_PYTHON := $(shell command -v $(PYTHON) 2>/dev/null || echo $(PYTHON))
 VENV   := .venv
 BIN    := $(VENV)/bin
 PY     := $(BIN)/python
+# The environment is installed in layers (CONTRIBUTING.md, "Dependencies"): each a
+# requirements file that includes the one before it, each with its own stamp. A target
+# installs only the layer it needs; a later, larger layer installs only what is missing.
+BOOK_STAMP   := $(VENV)/.installed-book
+READER_STAMP := $(VENV)/.installed-reader
+COURSE_STAMP := $(VENV)/.installed-course
 STAMP  := $(VENV)/.installed
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 export PATH := $(abspath $(BIN)):$(PATH)
@@ -48,7 +54,7 @@ SKIP_DRAWING := PYTHONSTARTUP=$(abspath tools/skip_figure_drawing.py)
         _test-parallel _book-then-browser
 
 help:
-	@echo "make setup      create .venv and install the pinned requirements (every target does it first)"
+	@echo "make setup      create .venv with every pinned requirement (each target installs what it needs first)"
 	@echo "make book       build the site into _build/html (sets up .venv first)"
 	@echo "make book-only  the same build, without checking the environment"
 	@echo "make test       every check below, two at a time (what CI runs)"
@@ -94,16 +100,35 @@ $(NODE_STAMP): tools/node/package.json tools/node/package-lock.json
 	    echo "npm not found: formulas will be typeset in the browser; install Node.js to typeset them at build time"; \
 	fi
 
-$(STAMP): $(PY) requirements.txt requirements-course.txt requirements-dev.txt constraints.txt pyproject.toml tools/install_requirements.sh \
-          | $(NODE_STAMP)
-	PYTHON=$(BASE_PYTHON) tools/install_requirements.sh $(PY) requirements-dev.txt
-	# Build matplotlib's font cache now, so no notebook ever prints that it is doing so.
+# Install the layer $(1) (a requirements file) and build matplotlib's font cache, so that
+# no notebook ever prints that it is doing so; then mark this layer and the layers $(2),
+# which $(1) includes, as installed.
+define install_layer
+	PYTHON=$(BASE_PYTHON) tools/install_requirements.sh $(PY) $(1)
 	$(PY) -c 'import matplotlib.pyplot'
-	touch $@
+	touch $(2) $@
+endef
+LAYER_INPUTS := $(PY) constraints.txt pyproject.toml tools/install_requirements.sh requirements-book.txt
+
+# The site build (make book): no JAX, JupyterLab, nbgrader, otter or test tools.
+$(BOOK_STAMP): $(LAYER_INPUTS) | $(NODE_STAMP)
+	$(call install_layer,requirements-book.txt)
+
+# + running the notebooks: the kernel, JupyterLab, JAX and optax (the lab).
+$(READER_STAMP): $(LAYER_INPUTS) requirements.txt
+	$(call install_layer,requirements.txt,$(BOOK_STAMP))
+
+# + nbgrader and otter-grader (the course's targets).
+$(COURSE_STAMP): $(LAYER_INPUTS) requirements.txt requirements-course.txt | $(NODE_STAMP)
+	$(call install_layer,requirements-course.txt,$(BOOK_STAMP) $(READER_STAMP))
+
+# + tests, lint and releases: everything (make test, make setup).
+$(STAMP): $(LAYER_INPUTS) requirements.txt requirements-course.txt requirements-dev.txt | $(NODE_STAMP)
+	$(call install_layer,requirements-dev.txt,$(BOOK_STAMP) $(READER_STAMP) $(COURSE_STAMP))
 
 setup: $(STAMP)
 
-book: $(STAMP)
+book: $(BOOK_STAMP)
 	$(MAKE) --no-print-directory book-only
 	@echo
 	@echo "The book is in $(abspath _build/html). Open $(abspath _build/html/index.html)"
@@ -178,13 +203,13 @@ _book-then-browser: $(STAMP)
 browser-only:
 	$(PY) -m pytest tests/browser -q -rs -p no:nbval --confcutdir=tests/browser
 
-audit: $(STAMP)
+audit: $(BOOK_STAMP)
 	$(PY) tools/nbtools.py audit $(NOTEBOOKS)
 
-notebooks: $(STAMP)
+notebooks: $(READER_STAMP)
 	$(PY) tools/nbtools.py execute $(NOTEBOOKS)
 
-lab: $(STAMP)
+lab: $(READER_STAMP)
 	$(BIN)/jupyter lab --notebook-dir=. notebooks/
 
 serve:
@@ -196,17 +221,17 @@ bench: $(STAMP)
 
 # The nbgrader course: source/ (model answers, hidden tests), release/ (what students
 # get, made by nbgrader generate_assignment), gradebook.db and nbgrader_config.py.
-course: $(STAMP)
+course: $(COURSE_STAMP)
 	$(PY) -m tools.course --out _build/course $(if $(FORCE),--force,)
 
 # Autograde every submission of assignment A in _build/course/submitted, JOBS at a time
 # (default: the cores); each grade comes from the course's grader, outside the kernel.
-grade: $(STAMP)
+grade: $(COURSE_STAMP)
 	@test -n "$(A)" || { echo "name the assignment: make grade A=ch04 [JOBS=2]"; exit 2; }
 	$(PY) -m tools.grade $(A) --course _build/course $(if $(JOBS),--jobs $(JOBS),)
 
 # The same exercises as otter-grader assignments (Gradescope): _build/otter/chNN/dist.
-otter: $(STAMP)
+otter: $(COURSE_STAMP)
 	$(PY) -m tools.course --otter --out _build/otter $(if $(FORCE),--force,)
 
 # The tree to publish as the repository's student branch (see the instructor guide):
@@ -218,15 +243,15 @@ student-branch: course
 student: course
 	$(PY) -m tools.course --out _build/course --student-copies _build/student $(if $(FORCE),--force,)
 
-student-book: $(STAMP)
+student-book: $(COURSE_STAMP)
 	$(PY) tools/student_book.py
 
 # The student website must not show a line of any solution.
-test-student-book: student-book
+test-student-book: $(STAMP) student-book
 	POSENC_REQUIRE_STUDENT_BOOK=1 $(PY) -m pytest tests/site -q
 
 # Each notebook's MyST Markdown twin in notebooks/text/ (make notebooks writes them too).
-text: $(STAMP)
+text: $(BOOK_STAMP)
 	$(PY) tools/nbtools.py text $(NOTEBOOKS)
 
 # A new chapter from the templates in tools/templates/chapter (tools/new_chapter.py): the
@@ -248,7 +273,8 @@ sync-setup: $(STAMP)
 # with uv (which keeps every version already in constraints.txt that still fits).
 lock: $(STAMP)
 	mkdir -p _build
-	grep -hvE '^\s*(#|-c|-r|-e|$$)' requirements.txt requirements-course.txt requirements-dev.txt > _build/lock-input.txt
+	grep -hvE '^\s*(#|-c|-r|-e|$$)' requirements-book.txt requirements.txt requirements-course.txt \
+	    requirements-dev.txt > _build/lock-input.txt
 	grep -v '^#' constraints.txt > _build/constraints.txt
 	$$(command -v $(BIN)/uv || command -v uv) pip compile _build/lock-input.txt --python-version 3.11 \
 		--no-header --no-annotate --quiet -o _build/constraints.txt
@@ -275,7 +301,7 @@ release: $(STAMP)
 # posenc_helpers/data/train_short_test_long.json. Trained models are kept in
 # _build/lab-cache, so a rerun after an edit outside the lab's training code only
 # re-evaluates them.
-record-lab: $(STAMP)
+record-lab: $(READER_STAMP)
 	POSENC_LAB_CACHE=$${POSENC_LAB_CACHE:-$(abspath _build/lab-cache)} \
 	$(PY) -c 'from posenc_helpers.lab import record_lab; r = record_lab(); print(r["verdicts"], r["retrieval_reach"], r["seconds"])'
 
