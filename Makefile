@@ -182,7 +182,7 @@ test-notebooks-native: $(STAMP)
 test-notebooks-portable: $(STAMP)
 	$(PORTABLE_PROFILE) $(SKIP_DRAWING) $(NBVAL) $(NOTEBOOKS)
 
-# The course (tools/course.py, nbgrader): every chapter's release runs untouched and its
+# The course (tools/course, nbgrader): every chapter's release runs untouched and its
 # source earns every point; nbgrader autogrades sample submissions of chapter 04.
 test-course: $(STAMP)
 	$(SKIP_DRAWING) $(PY) -m pytest tests/course -q -p no:nbval
@@ -228,7 +228,7 @@ course: $(COURSE_STAMP)
 # (default: the cores); each grade comes from the course's grader, outside the kernel.
 grade: $(COURSE_STAMP)
 	@test -n "$(A)" || { echo "name the assignment: make grade A=ch04 [JOBS=2]"; exit 2; }
-	$(PY) -m tools.grade $(A) --course _build/course $(if $(JOBS),--jobs $(JOBS),)
+	$(PY) -m tools.course.grade $(A) --course _build/course $(if $(JOBS),--jobs $(JOBS),)
 
 # The same exercises as otter-grader assignments (Gradescope): _build/otter/chNN/dist.
 otter: $(COURSE_STAMP)
@@ -244,7 +244,7 @@ student: course
 	$(PY) -m tools.course --out _build/course --student-copies _build/student $(if $(FORCE),--force,)
 
 student-book: $(COURSE_STAMP)
-	$(PY) tools/student_book.py
+	$(PY) -m tools.course --student-book
 
 # The student website must not show a line of any solution.
 test-student-book: $(STAMP) student-book
@@ -267,7 +267,7 @@ chapter: $(STAMP)
 
 sync-setup: $(STAMP)
 	$(PY) tools/nbtools.py sync-setup $(NOTEBOOKS)
-	$(PY) -m tools.exercise_numbers $(NOTEBOOKS)
+	$(PY) -m tools.course.numbers $(NOTEBOOKS)
 
 # Regenerate constraints.txt from the direct pins for the oldest supported Python,
 # with uv (which keeps every version already in constraints.txt that still fits).

@@ -4,7 +4,7 @@
   (the model answers in the release), kernel start and the grader's verdict
   process included; the submission must earn every autograded point;
 * chapter 04 graded for four such submissions one at a time and then as many at
-  a time as the machine has cores (``make grade``, :mod:`tools.grade`), and the
+  a time as the machine has cores (``make grade``, :mod:`tools.course.grade`), and the
   speed-up;
 * from those, the hours that grading 200 students x every measured chapter takes
   on this machine, one at a time and in parallel.
@@ -62,7 +62,7 @@ def _submit(course: Path, name: str, student: str) -> int:
 def bench_grading() -> list[Any]:
     from benchmarks.bench import Row
     from tools.course import chapters_with_exercises, run_nbgrader, write_course
-    from tools.grade import cores, grade_class
+    from tools.course.grade import cores, grade_class
 
     wanted = {c for c in os.environ.get("POSENC_BENCH_GRADING_CHAPTERS", "").split(",") if c}
     chapters = [p for p in chapters_with_exercises() if not wanted or p.name[:2] in wanted]

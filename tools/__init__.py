@@ -4,8 +4,8 @@
 module                          what it is for
 ==============================  ==================================================
 :mod:`tools.nbtools`            execute, normalise, audit and measure notebooks
-:mod:`tools.course`             the nbgrader course, otter-grader assignments, student copies
-:mod:`tools.student_book`       the student edition of the website
+:mod:`tools.course`             the course: exercise records, nbgrader, otter-grader, student
+                                copies and website, grading, the course's numbers
 :mod:`tools.logo`               draws the logo and favicon
 :mod:`tools.notebook_guard`     Sphinx extension: refuse to build from unclean notebooks
 :mod:`tools.offline_mathjax`    Sphinx extension: MathJax served from the site

@@ -2,7 +2,7 @@
 
 A verdict computed in the student's kernel can be forged by the student's code
 (a patched check, a patched ``numpy``, an IPython hook that skips the test
-cell). So the hidden test after each exercise (``tools/course.py``) only calls
+cell). So the hidden test after each exercise (``tools/course/nbgrader.py``) only calls
 :func:`record`, which displays the values the visible check is given as one
 output of the test cell, with the MIME type :data:`MIME`. The grade comes later
 and outside the kernel (:mod:`posenc_helpers.checks._verdict`): a fresh ``python

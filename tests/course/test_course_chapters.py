@@ -106,7 +106,7 @@ def test_release_runs_untouched_and_holds_no_answer(course, chapter):
     release_lines = {line.strip() for cell in release_cells for line in "".join(cell["source"]).splitlines()}
     leaked = sorted(model_lines & release_lines)
     assert not leaked, f"model answer lines in the release of {name}: {leaked[:5]}"
-    # and, found independently of tools/course.py, no line of the book's own solutions
+    # and, found independently of tools/course, no line of the book's own solutions
     book_leaked = sorted(solution_lines(json.loads(chapter.read_text())) & release_lines)
     assert not book_leaked, f"solution lines of the book in the release of {name}: {book_leaked[:5]}"
     myst = [

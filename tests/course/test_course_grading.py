@@ -1,6 +1,6 @@
 """nbgrader grades real submissions of chapter 04 as an instructor expects.
 
-``make course`` (tools/course.py) turns the chapter into an nbgrader assignment;
+``make course`` (tools/course) turns the chapter into an nbgrader assignment;
 here students submit it and ``nbgrader autograde`` (with a short per-cell timeout)
 and ``nbgrader generate_feedback`` run on the lot. Chapter 04 has three autograded
 exercises worth 2, 2 and 3 points (7) and one written answer (graded by hand, 2
@@ -194,8 +194,8 @@ def test_written_answers_wait_for_a_person(graded):
 
 
 def test_make_grade_regrades_in_parallel_with_the_same_scores(graded, capsys):
-    """tools/grade.py (make grade) runs nbgrader autograde for two students at once."""
-    from tools import grade
+    """tools/course/grade.py (make grade) runs nbgrader autograde for two students at once."""
+    from tools.course import grade
 
     chosen = ["correct", "tamper-machinery"]
     assert (
@@ -226,7 +226,7 @@ def test_make_grade_regrades_in_parallel_with_the_same_scores(graded, capsys):
     [(["ch4"], "assignment"), (["ch04", "--jobs", "0"], "jobs"), (["ch04", "--student", "nobody"], "nobody")],
 )
 def test_make_grade_reports_bad_input(graded, capsys, arguments, words):
-    from tools import grade
+    from tools.course import grade
 
     assert grade.main([*arguments, "--course", str(graded)]) == 2
     assert words in capsys.readouterr().err

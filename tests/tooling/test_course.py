@@ -1,4 +1,4 @@
-"""tools/course.py and posenc_helpers.checks._grading on small notebooks written by hand."""
+"""tools/course and posenc_helpers.checks._grading on small notebooks written by hand."""
 
 from __future__ import annotations
 
@@ -16,18 +16,8 @@ def _code(text, **meta):
     return {"cell_type": "code", "metadata": meta, "source": text, "outputs": [], "execution_count": 3}
 
 
-def _nbg(grade_id, **flags):
-    return {
-        "nbgrader": {
-            "grade_id": grade_id,
-            "schema_version": 3,
-            "locked": False,
-            "grade": False,
-            "solution": False,
-            "task": False,
-            **flags,
-        }
-    }
+def _ex(part, **keys):
+    return {"exercise": {"part": part, **keys}}
 
 
 BOOK = {
@@ -36,23 +26,15 @@ BOOK = {
     "nbformat_minor": 5,
     "cells": [
         _md("# 4. Title\n\n## Exercises\n\n```{exercise-start}\n:label: ex-a\n```\n\n**Apply.** Do a."),
-        _code("x = None  # your answer", **_nbg("ex-a-answer", solution=True)),
-        _code(
-            "check_a(x, n=3)",
-            **_nbg("ex-a", grade=True, locked=True, points=2),
-            exercise={"answer": ["x"], "forbid": ["helper_a"]},
-        ),
+        _code("x = None  # your answer", **_ex("answer")),
+        _code("check_a(x, n=3)", **_ex("check", points=2, answer=["x"], forbid=["helper_a"])),
         _md("```{exercise-end}\n```\n\n```{solution-start} ex-a\n:class: dropdown\n```\n\nWhy a works."),
         _code("x = 2 + 1\ncheck_a(x, n=3)", tags=["solution"]),
         _md(
             "```{solution-end}\n```\n\n```{exercise}\n:label: ex-b\n\n**Explain.** Say b.\n```\n\n"
             "```{solution} ex-b\n:class: dropdown\n\nBecause b.\n```"
         ),
-        _md(
-            "*Your answer (a few sentences):*\n",
-            tags=["remove-cell"],
-            **_nbg("ex-b", grade=True, solution=True, points=2),
-        ),
+        _md("*Your answer (a few sentences):*\n", tags=["remove-cell"], **_ex("words", points=2)),
     ],
 }
 
@@ -72,13 +54,23 @@ def test_course_notebook_moves_the_solution_into_the_answer_cell_and_adds_hidden
     assert sources[3] == "### Exercise 4.2\n\n**Explain.** Say b.\n"
     assert sources[4] == "### BEGIN SOLUTION\nBecause b.\n### END SOLUTION"
     assert out["cells"][4]["metadata"]["tags"] == []  # shown in the course (hidden on the website)
+    # nbgrader's metadata, generated from the exercise metadata (which goes)
+    schema = {"schema_version": 3, "task": False}
+    assert [cell["metadata"].get("nbgrader") for cell in out["cells"]] == [
+        None,
+        {"grade": False, "grade_id": "ex-a-answer", "locked": False, "solution": True, **schema},
+        {"grade": True, "grade_id": "ex-a", "locked": True, "points": 2, "solution": False, **schema},
+        None,
+        {"grade": True, "grade_id": "ex-b", "locked": False, "points": 2, "solution": True, **schema},
+    ]
+    assert not any("exercise" in cell["metadata"] for cell in out["cells"])
     assert all(cell.get("outputs", []) == [] for cell in out["cells"])
     assert len(out["cells"]) == 5
     assert BOOK["cells"][1]["source"] == "x = None  # your answer"  # the book's notebook is left alone
 
 
 def test_course_notebook_refuses_an_answer_cell_without_a_solution():
-    book = {**BOOK, "cells": BOOK["cells"][:3]}
+    book = {**BOOK, "cells": [*BOOK["cells"][:3], _md("```{exercise-end}\n```")]}
     with pytest.raises(ValueError, match="ex-a: an answer cell with no solution"):
         course.course_notebook(book, chapter=4)
 
@@ -145,7 +137,7 @@ def test_require_own_code_reads_the_answer_cell_from_the_history():
 
 
 def test_exercises_are_numbered_by_chapter_in_their_order():
-    from tools.exercise_numbers import chapter_numbers
+    from tools.exercise_numbers import chapter_numbers  # the website's side (a Sphinx extension)
 
     # Sphinx numbered the book's exercises 11, 12, 14, 13 (ids in page order b, a, d, c)
     book_wide = {"b": (11,), "a": (12,), "d": (14,), "c": (13,)}
@@ -206,14 +198,14 @@ def test_student_branch_holds_the_release_the_package_and_binder_requirements(tm
 def test_the_pages_workflow_publishes_what_make_student_book_builds():
     import yaml
 
-    from tools import student_book
+    from tools.course import student
 
     workflow = yaml.safe_load((course.ROOT / ".github" / "workflows" / "student-site.yml").read_text())
     steps = workflow["jobs"]["build"]["steps"]
     assert any(step.get("run") == "make student-book" for step in steps)
     assert any("tests/site" in str(step.get("run", "")) for step in steps)  # no solution reaches it
     (upload,) = [step for step in steps if "upload-pages-artifact" in str(step.get("uses"))]
-    built = (student_book.OUT / "_build" / "html").relative_to(course.ROOT)
+    built = (student.STUDENT_BOOK / "_build" / "html").relative_to(course.ROOT)
     assert upload["with"]["path"] == built.as_posix()
     assert workflow["jobs"]["deploy"]["needs"] == "build"
 
@@ -232,6 +224,14 @@ def test_proof_statements_become_plain_markdown():
     )
 
 
+def _exercise_label(cells, index):
+    """The label of the last exercise-start directive before cell ``index``."""
+    import re
+
+    text = "".join("".join(cell["source"]) for cell in cells[:index] if cell["cell_type"] == "markdown")
+    return re.findall(r"\{exercise-start\}\n:label: (\S+)", text)[-1]
+
+
 @pytest.mark.parametrize("path", course.chapters_with_exercises(), ids=lambda p: p.stem)
 def test_every_graded_cell_of_every_chapter_has_its_hidden_tests(path):
     """So that the grader can judge every exercise of every chapter outside the kernel, as the
@@ -241,12 +241,12 @@ def test_every_graded_cell_of_every_chapter_has_its_hidden_tests(path):
 
     book = json.loads(path.read_text())
     source = course.course_notebook(book, int(path.name[:2]))
-    exercises = {
-        cell["metadata"]["nbgrader"]["grade_id"]: cell["metadata"].get("exercise", {})
-        for cell in book["cells"]
-        if cell["metadata"].get("nbgrader", {}).get("grade") and cell["cell_type"] == "code"
+    exercises = {  # read from the book's cells here, not through tools.course
+        _exercise_label(book["cells"], index): cell["metadata"]["exercise"]
+        for index, cell in enumerate(book["cells"])
+        if cell["metadata"].get("exercise", {}).get("part") == "check"
     }
-    assert exercises, "a chapter with exercises has graded code cells"
+    assert exercises, "a chapter with exercises has check cells"
     graded = {
         cell["metadata"]["nbgrader"]["grade_id"]: "".join(cell["source"])
         for cell in source["cells"]
@@ -269,14 +269,16 @@ def test_every_graded_cell_of_every_chapter_has_its_hidden_tests(path):
 
 
 def test_enumerators_are_written_once_and_corrected():
-    from tools import exercise_numbers
+    from tools.course import numbers as exercise_numbers
 
     cells = [
-        _md("```{exercise-start}\n:label: ex-a\n:enumerator: 9.9\n```\n\ntext"),
+        _md("```{exercise-start}\n:label: ex-a\n:enumerator: 9.9\n```\n\ntext\n\n```{exercise-end}\n```"),
         _md("```{exercise}\n:label: ex-b\n\n**Explain.** b\n```\n\n```{solution} ex-b\nB\n```"),
     ]
     out = exercise_numbers.with_enumerators(cells, 4)
-    assert out[0]["source"] == "```{exercise-start}\n:label: ex-a\n:enumerator: 4.1\n```\n\ntext"
+    assert out[0]["source"] == (
+        "```{exercise-start}\n:label: ex-a\n:enumerator: 4.1\n```\n\ntext\n\n```{exercise-end}\n```"
+    )
     assert out[1]["source"].startswith("```{exercise}\n:label: ex-b\n:enumerator: 4.2\n\n**Explain.** b")
     assert exercise_numbers.with_enumerators(out, 4) == out  # a second run changes nothing
 
@@ -285,12 +287,10 @@ def test_enumerators_are_written_once_and_corrected():
 def test_every_exercise_carries_its_chapter_number_for_jupyterlab(path):
     import json
 
-    from tools import exercise_numbers
-
     cells = json.loads(path.read_text())["cells"]
-    assert exercise_numbers.with_enumerators(cells, int(path.name[:2])) == [
+    assert course.with_enumerators(cells, int(path.name[:2])) == [
         {**cell, "source": "".join(cell["source"])} if cell["cell_type"] == "markdown" else cell for cell in cells
-    ], f"run: python -m tools.exercise_numbers {path.relative_to(course.ROOT)}"
+    ], f"run: python -m tools.course.numbers {path.relative_to(course.ROOT)}"
 
 
 @pytest.mark.parametrize(
@@ -323,7 +323,7 @@ def test_a_rebuild_sees_the_numbers_sphinx_assigned_so_no_page_is_rewritten_for_
     environment must hold Sphinx's numbers when Sphinx compares, and ours after."""
     from types import SimpleNamespace
 
-    from tools.exercise_numbers import _renumber, _restore_sphinx_numbers
+    from tools.exercise_numbers import _renumber, _restore_sphinx_numbers  # the website's side
 
     def sphinx_numbering():  # what the toctree collector assigns, every build
         return {"notebooks/04_x": {"exercise": {"b": (11,), "a": (12,)}, "figure": {"f": (4, 1)}}, "book/intro": {}}

@@ -2,7 +2,7 @@
 
 Run it as a program, in (or with ``--course``) a course that ``make course`` wrote::
 
-    python -m tools.grade ASSIGNMENT [--course _build/course] [--jobs N] [--student ID ...]
+    python -m tools.course.grade ASSIGNMENT [--course _build/course] [--jobs N] [--student ID ...]
 
 nbgrader grades one submission after another; this runs ``nbgrader autograde
 ASSIGNMENT --student=ID`` for up to ``--jobs`` students at once (default: the
@@ -32,7 +32,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.course import DEFAULT_OUT, run_nbgrader
+from tools.course.common import DEFAULT_OUT
+from tools.course.nbgrader import run_nbgrader
 
 _ASSIGNMENT = re.compile(r"^ch\d\d$")
 RETRIES = 3
@@ -121,7 +122,7 @@ def grade_class(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.grade", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.course.grade", description=__doc__.split("\n\n")[0])
     parser.add_argument("assignment", help="the assignment, e.g. ch04")
     parser.add_argument("--course", type=Path, default=DEFAULT_OUT, help="the course folder (default _build/course)")
     parser.add_argument("--jobs", type=int, default=None, help="submissions graded at once (default: the cores)")
