@@ -80,12 +80,18 @@ def test_make_book_installs_only_the_book_layer():
     assert all(name in lock for name in LAYERS)
 
 
+# Where the build imports project modules from: the repository root, and the folders of
+# the local Sphinx extensions, which Jupyter Book puts on sys.path.
+SEARCH_PATH = [ROOT, *sorted({ROOT / folder for folder in BOOK_CONFIG["sphinx"]["local_extensions"].values()})]
+
+
 def _module_file(module):
     """The repository file of a module of this project (tools.*, posenc_helpers.*), or None."""
-    base = ROOT.joinpath(*module.split("."))
-    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-        if candidate.is_file():
-            return candidate
+    for folder in SEARCH_PATH:
+        base = folder.joinpath(*module.split("."))
+        for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+            if candidate.is_file():
+                return candidate
     return None
 
 
