@@ -3,10 +3,8 @@
 The version is written in one place, ``__version__`` in ``posenc_helpers/__init__.py``.
 ``pyproject.toml`` reads it from there, and so does this module, without importing the package.
 
-As a Sphinx extension (``local_extensions`` in ``_config.yml``) it puts the version into the
-footer of every page: ``html.extra_footer`` holds the placeholder ``{version}``, replaced when
-the configuration is read (a footer without it fails the build, so the version cannot silently
-disappear). Sphinx's own ``version`` and ``release`` get the same value.
+The website puts the version into the footer of every page with :func:`footer_html`
+(``tools/site/version.py``).
 
 As a command, ``python -m tools.release check DIST`` checks what ``python -m build`` wrote into
 DIST: a wheel and an sdist named with the package's version, each holding the licence files and
@@ -21,7 +19,6 @@ import sys
 import tarfile
 import zipfile
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 PLACEHOLDER = "{version}"
@@ -48,18 +45,6 @@ def footer_html(template: str, version: str) -> str:
     if PLACEHOLDER not in template:
         raise ValueError(f"html.extra_footer in _config.yml has no {PLACEHOLDER} placeholder for the book's version")
     return template.replace(PLACEHOLDER, version)
-
-
-def _configure(app: Any, config: Any) -> None:
-    version = package_version()
-    config.version = config.release = version
-    options = config.html_theme_options
-    options["extra_footer"] = footer_html(str(options.get("extra_footer") or ""), version)
-
-
-def setup(app: Any) -> dict[str, Any]:
-    app.connect("config-inited", _configure)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 
 def expected_files(version: str, root: Path = ROOT) -> dict[str, list[str]]:

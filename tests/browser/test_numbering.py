@@ -1,7 +1,7 @@
 """The website shows the numbers the chapters used to type by hand.
 
 Until issue 29, every chapter typed its numbers: ``# 4. Title``, ``## 4.1 Title`` and
-``**Figure 4.1.**``. Sphinx now makes them (``_toc.yml``, ``tools/section_numbers.py``,
+``**Figure 4.1.**``. Sphinx now makes them (``_toc.yml``, ``tools/site/numbering.py``,
 ``numfig``). ``typed_numbers.json`` holds the typed numbers, read from the last commit
 that had them (00f978b); these tests read the built site's HTML (no browser needed) and
 check that every chapter, section and figure still shows the same number, in the same

@@ -136,15 +136,6 @@ def test_require_own_code_reads_the_answer_cell_from_the_history():
         _grading.require_own_code(aliased, "ex-c", answers=["slopes"], forbid=["alibi_slopes"])
 
 
-def test_exercises_are_numbered_by_chapter_in_their_order():
-    from tools.exercise_numbers import chapter_numbers  # the website's side (a Sphinx extension)
-
-    # Sphinx numbered the book's exercises 11, 12, 14, 13 (ids in page order b, a, d, c)
-    book_wide = {"b": (11,), "a": (12,), "d": (14,), "c": (13,)}
-    assert chapter_numbers(book_wide, 4) == {"b": (4, 1), "a": (4, 2), "c": (4, 3), "d": (4, 4)}
-    assert chapter_numbers({}, 4) == {}
-
-
 def test_myst_becomes_plain_markdown():
     cells = [_md("$$\na\n$$ (eq-a)\n\ntext\n\n$$\nb\n$$ (eq-b)"), _md("$$\nc\n$$ (eq-a)")]
     assert course.equation_numbers(cells) == {"eq-a": 1, "eq-b": 2}
@@ -316,23 +307,3 @@ def test_the_command_line_reaches_every_mode_and_reports_bad_input(tmp_path, arg
     )
     assert result.returncode == 2, result.stderr
     assert message in result.stderr and "Traceback" not in result.stderr
-
-
-def test_a_rebuild_sees_the_numbers_sphinx_assigned_so_no_page_is_rewritten_for_them():
-    """Sphinx rewrites every page whose numbers differ from the previous build's: the
-    environment must hold Sphinx's numbers when Sphinx compares, and ours after."""
-    from types import SimpleNamespace
-
-    from tools.exercise_numbers import _renumber, _restore_sphinx_numbers  # the website's side
-
-    def sphinx_numbering():  # what the toctree collector assigns, every build
-        return {"notebooks/04_x": {"exercise": {"b": (11,), "a": (12,)}, "figure": {"f": (4, 1)}}, "book/intro": {}}
-
-    env = SimpleNamespace(toc_fignumbers=sphinx_numbering())
-    assert _renumber(None, env) == []
-    assert env.toc_fignumbers["notebooks/04_x"]["exercise"] == {"b": (4, 1), "a": (4, 2)}
-    # the next build: numbers put back before Sphinx compares, so nothing differs
-    assert _restore_sphinx_numbers(None, env) == []
-    assert env.toc_fignumbers == sphinx_numbering()
-    _renumber(None, env)
-    assert env.toc_fignumbers["notebooks/04_x"]["exercise"] == {"b": (4, 1), "a": (4, 2)}

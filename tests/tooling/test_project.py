@@ -12,6 +12,7 @@ import yaml
 
 import posenc_helpers
 from tools import release
+from tools.site import version
 
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -104,10 +105,11 @@ def test_release_tools_are_pinned_and_locked():
 
 
 def test_the_footer_shows_the_package_version_and_both_licences():
-    assert BOOK_CONFIG["sphinx"]["local_extensions"]["release"] == "tools"
+    # the book's one extension, which puts the version in the footer (tools/site/version.py)
+    assert BOOK_CONFIG["sphinx"]["local_extensions"] == {"tools.site": "."}
     options = {"extra_footer": BOOK_CONFIG["html"]["extra_footer"]}
     config = SimpleNamespace(html_theme_options=options, version="", release="")
-    release._configure(None, config)
+    version.configure_version(None, config)
     footer = options["extra_footer"]
     assert f"Version {posenc_helpers.__version__}." in footer and release.PLACEHOLDER not in footer
     assert config.version == config.release == posenc_helpers.__version__

@@ -1,6 +1,6 @@
-"""Sphinx extension: the book on a phone and on paper.
+"""The book on a phone, on paper, and without moving while it loads.
 
-- ``tools/static/layout.css``: wide formulas, code and outputs scroll inside the
+- ``tools/site/static/layout.css``: wide formulas, code and outputs scroll inside the
   column at phone widths (WCAG 1.4.10, reflow), equation numbers do not draw over
   formulas, figures keep their aspect ratio, only one of the light and dark logos
   shows before the theme's script has run; in print, code wraps at the margin,
@@ -13,6 +13,13 @@
   while the page is parsed, before the first paint. The theme does the same (with
   rule) once the page is ready, by which time the text has been painted: on chapters
   low in the list the whole sidebar then jumps, a layout shift of 0.023.
+- An inline script in the head resolves the theme's ``auto`` mode to ``light`` or
+  ``dark`` before the first paint (:data:`EARLY_THEME_SCRIPT`). The theme does it at
+  DOMContentLoaded, one to two seconds into a long chapter; until then every colour
+  variable of the theme is undefined, so inline code (``code.literal``, bordered in
+  ``var(--pst-color-border)``) had no border, and gained 2 px when the theme ran: a
+  paragraph whose last word then no longer fitted its line grew by a line and moved
+  everything below it (chapter 12's opening paragraph, in issue 29: CLS 0.176).
 """
 
 from __future__ import annotations
@@ -22,10 +29,8 @@ from pathlib import Path
 
 from sphinx.application import Sphinx
 
-try:  # under Sphinx, tools/ itself is on sys.path (_config.yml, local_extensions)
-    from lean_site import css_rules
-except ImportError:  # imported as part of the package tools (tests)
-    from tools.lean_site import css_rules
+from .css import css_rules
+from .pipeline import Site
 
 STATIC = Path(__file__).resolve().parent / "static"
 PRINT_CSS = "print-light.css"
@@ -50,7 +55,7 @@ def print_light_css(stylesheets: list[str]) -> str:
     rules = [rule for css in stylesheets for rule in light_rules(css)]
     body = "\n".join(rules)
     return (
-        "/* Written by tools/page_layout.py: the light theme's rules, for print in any theme. */\n"
+        "/* Written by tools/site/layout.py: the light theme's rules, for print in any theme. */\n"
         f"@media print {{\nhtml[data-theme] {{ color-scheme: light; }}\n{body}\n}}\n"
     )
 
@@ -62,7 +67,7 @@ def print_light_css(stylesheets: list[str]) -> str:
 # nothing (its own rule, run a second time, would scroll back up on the last chapters,
 # where the list cannot scroll far enough).
 SIDEBAR_SCRIPT = (
-    "<script>/* tools/page_layout.py: the sidebar's scroll before the first paint */"
+    "<script>/* tools/site/layout.py: the sidebar's scroll before the first paint */"
     "(function(){var s=document.querySelector('div.bd-sidebar'),n=document.querySelector('.bd-docs-nav'),"
     "k='sidebar-scroll-top';if(!s||!n)return;var t=NaN;try{t=parseInt(sessionStorage.getItem(k),10)}catch(e){}"
     "if(!isNaN(t)){s.scrollTop=t;return}var a=n.querySelectorAll('.active');if(!a.length)return;"
@@ -81,27 +86,32 @@ def scroll_sidebar_early(text: str) -> str:
     return text.replace(_MAIN, SIDEBAR_SCRIPT + _MAIN, 1)
 
 
-def _build_finished(app: Sphinx, exception: Exception | None) -> None:
-    if exception is not None or app.builder.format != "html":
-        return
-    static = Path(app.outdir) / "_static"
+def write_print_stylesheet(site: Site) -> None:
+    """Site step: ``_static/print-light.css`` from every stylesheet of the site."""
     sources = [
         path.read_text(encoding="utf-8", errors="replace")
-        for path in sorted(static.rglob("*.css"))
+        for path in sorted(site.static.rglob("*.css"))
         if path.name != PRINT_CSS and "vendor" not in path.parts
     ]
-    (static / PRINT_CSS).write_text(print_light_css(sources), encoding="utf-8")
-    for path in Path(app.outdir).rglob("*.html"):
-        text = path.read_text(encoding="utf-8")
-        changed = scroll_sidebar_early(text)
-        if changed != text:
-            path.write_text(changed, encoding="utf-8")
+    (site.static / PRINT_CSS).write_text(print_light_css(sources), encoding="utf-8")
 
 
-def setup(app: Sphinx) -> dict[str, object]:
+# The theme's own rule (pydata-sphinx-theme's setTheme): "auto" follows the system's
+# colour scheme. The mode stays "auto", so the theme, when it runs, sets the same theme.
+EARLY_THEME_SCRIPT = (
+    "/* tools/site/layout.py: the theme's colours before the first paint */"
+    "(function(){var d=document.documentElement;"
+    'if(d.dataset.theme!=="light"&&d.dataset.theme!=="dark"){'
+    'd.dataset.theme=window.matchMedia&&window.matchMedia("(prefers-color-scheme: dark)").matches?"dark":"light"}'
+    "})();"
+)
+
+
+def add_static_files(app: Sphinx) -> None:
+    """``layout.css``, the print stylesheet and :data:`EARLY_THEME_SCRIPT` on every page."""
     if str(STATIC) not in app.config.html_static_path:
         app.config.html_static_path = [*app.config.html_static_path, str(STATIC)]
     app.add_css_file("layout.css")
     app.add_css_file(PRINT_CSS, media="print")
-    app.connect("build-finished", _build_finished, priority=650)
-    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
+    # First of the page's scripts, in the head: before the body is parsed and painted.
+    app.add_js_file(None, body=EARLY_THEME_SCRIPT, priority=100)

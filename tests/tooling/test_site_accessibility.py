@@ -1,4 +1,4 @@
-"""tools/accessible_html.py: each repair on the HTML shapes Jupyter Book 1 writes.
+"""tools/site/accessibility.py: each repair on the HTML shapes Jupyter Book 1 writes.
 
 The inputs below are cut from pages the pinned theme and extensions wrote (the browser
 suite runs axe-core on the whole site; these tests pin each repair on its own).
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from tools.accessible_html import repair
+from tools.site.accessibility import repair
 
 FOLDED_CELL = (
     '<details class="hide above-input"><summary aria-label="Toggle hidden content">'

@@ -27,13 +27,9 @@ def launch_settings(theme_options: dict[str, Any]) -> dict[str, Any]:
     return buttons
 
 
-def _configure(app: Any, config: Any) -> None:
+def configure_launch_buttons(app: Any, config: Any) -> None:
+    """``config-inited``: the theme's ``launch_buttons`` from :func:`launch_settings`."""
     options = config.html_theme_options
     options["launch_buttons"] = launch_settings(options)
     if not str(options.get("repository_url") or "").strip():
         options.pop("repository_url", None)
-
-
-def setup(app: Any) -> dict[str, Any]:
-    app.connect("config-inited", _configure, priority=100)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}

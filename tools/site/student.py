@@ -1,4 +1,4 @@
-"""The student edition of the website: ``make student-book``.
+"""The student edition of the website: ``make student-book`` (``tools/student_book.py``).
 
 The student-book target builds from a generated copy of ``_config.yml`` with
 ``hide_solutions: true`` (sphinx-exercise's switch) and
@@ -14,7 +14,7 @@ The student-book target builds from a generated copy of ``_config.yml`` with
 
 sphinx-exercise 1.2.1 implements ``hide_solutions`` for plain solutions only:
 with gated solutions the build crashes ("unknown node type:
-solution_end_node", executablebooks/sphinx-exercise#89). So this extension
+solution_end_node", executablebooks/sphinx-exercise#89). So this module
 takes the switch over: it turns sphinx-exercise's own handling off and removes
 the merged solution nodes itself, right after sphinx-exercise has assembled
 them. In the normal build (both settings false) it does nothing.
@@ -40,7 +40,8 @@ class RemoveSolutions(SphinxTransform):
             node.parent.remove(node)
 
 
-def _configure(app: Any, config: Any) -> None:
+def configure_student_edition(app: Any, config: Any) -> None:
+    """``config-inited``: sphinx-exercise's ``hide_solutions`` taken over; no page sources."""
     config.posenc_hide_solutions = bool(config.hide_solutions)
     config.hide_solutions = False  # see the module docstring: we remove them ourselves
     if not config.posenc_student_edition:
@@ -50,12 +51,3 @@ def _configure(app: Any, config: Any) -> None:
     options["use_download_button"] = False
     # The launch buttons stay: tools/student_book.py points them at the student
     # branch, whose notebooks are the course's release (no solutions).
-
-
-def setup(app: Any) -> dict[str, Any]:
-    app.add_config_value("posenc_student_edition", False, "env", [bool])
-    app.add_config_value("posenc_hide_solutions", False, "env", [bool])
-    app.add_transform(RemoveSolutions)
-    # After tools/launch_buttons.py (priority 100), so the student edition has the last word.
-    app.connect("config-inited", _configure, priority=200)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,8 +1,9 @@
-"""The small Sphinx extensions in tools/: launch buttons and de-duplicated scripts."""
+"""tools/site's configuration-time parts: launch buttons, the student edition, scripts written once."""
 
 from types import SimpleNamespace
 
-from tools import launch_buttons, unique_scripts
+from tools.site import launch, student
+from tools.site import scripts as page_scripts
 
 BUTTONS = {
     "notebook_interface": "jupyterlab",
@@ -16,16 +17,16 @@ BUTTONS = {
 def test_no_repository_url_means_no_launch_buttons():
     for url in ("", "   ", None):
         options = {"repository_url": url, "launch_buttons": dict(BUTTONS)}
-        assert launch_buttons.launch_settings(options) == {"notebook_interface": "jupyterlab"}
+        assert launch.launch_settings(options) == {"notebook_interface": "jupyterlab"}
         config = SimpleNamespace(html_theme_options=options)
-        launch_buttons._configure(None, config)
+        launch.configure_launch_buttons(None, config)
         assert "repository_url" not in options  # the theme builds no links to nowhere
 
 
 def test_a_repository_url_keeps_every_configured_button():
     options = {"repository_url": "https://github.com/you/posenc-book", "launch_buttons": dict(BUTTONS)}
-    assert launch_buttons.launch_settings(options) == BUTTONS
-    launch_buttons._configure(None, SimpleNamespace(html_theme_options=options))
+    assert launch.launch_settings(options) == BUTTONS
+    launch.configure_launch_buttons(None, SimpleNamespace(html_theme_options=options))
     assert options["repository_url"] == "https://github.com/you/posenc-book"
 
 
@@ -43,21 +44,21 @@ def test_each_script_is_written_once():
         script(None, body="let other = 1"),
     ]
     context = {"script_files": scripts}
-    unique_scripts._deduplicate_scripts(None, "page", "page.html", context, None)
+    page_scripts.deduplicate_scripts(None, "page", "page.html", context, None)
     kept = [(s.filename, s.attributes.get("body")) for s in context["script_files"]]
     assert kept == [("_static/a.js", None), (None, thebe), ("_static/b.js", None), (None, "let other = 1")]
 
 
 def test_student_edition_keeps_launch_buttons_pointed_at_the_student_branch(monkeypatch):
-    from tools import student_book, student_edition
+    from tools.course import student as course_student
 
     monkeypatch.delenv("POSENC_STUDENT_BRANCH", raising=False)
-    assert student_book.student_config()["repository"]["branch"] == "student"
-    assert student_book.student_config("handout")["repository"]["branch"] == "handout"
+    assert course_student.student_config()["repository"]["branch"] == "student"
+    assert course_student.student_config("handout")["repository"]["branch"] == "handout"
     options = {"repository_url": "https://github.com/you/posenc-book", "launch_buttons": dict(BUTTONS)}
     config = SimpleNamespace(
         hide_solutions=True, posenc_student_edition=True, html_copy_source=True, html_theme_options=options
     )
-    student_edition._configure(None, config)
+    student.configure_student_edition(None, config)
     assert options["launch_buttons"] == BUTTONS and options["use_download_button"] is False
     assert config.html_copy_source is False and config.posenc_hide_solutions is True

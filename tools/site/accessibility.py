@@ -1,7 +1,7 @@
-"""Sphinx extension: repair what the theme and extensions write that fails WCAG 2.1 AA.
+"""Repairs of what the theme and extensions write that fails WCAG 2.1 AA.
 
 The browser suite runs axe-core on every page (tests/browser). What it found in the
-HTML that Jupyter Book 1 writes is fixed here, once, after the build:
+HTML that Jupyter Book 1 writes is fixed here, once, after the build (the page step :func:`repair`):
 
 - a ``<summary>`` whose ``aria-label`` ("Toggle hidden content") hides its visible
   text ("Show code cell source") loses the label, so its name is what it says;
@@ -17,8 +17,9 @@ HTML that Jupyter Book 1 writes is fixed here, once, after the build:
   inside a ``role="list"``: they become list items.
 
 What only exists once the page runs (sphinx-togglebutton's buttons, scrollable code
-blocks) is repaired by ``tools/static/accessibility.js``, and colours and focus
-rings by ``tools/static/accessibility.css``.
+blocks) is repaired by ``tools/site/static/accessibility.js``, and colours and focus
+rings by ``tools/site/static/accessibility.css``, which :func:`add_static_files` adds to
+every page.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ import re
 from pathlib import Path
 
 from sphinx.application import Sphinx
+
+from .pipeline import Site
 
 STATIC = Path(__file__).resolve().parent / "static"
 
@@ -70,22 +73,16 @@ def repair(text: str) -> str:
     return text.replace('role="doc-biblioentry"', 'role="listitem"')
 
 
-def _build_finished(app: Sphinx, exception: Exception | None) -> None:
-    if exception is not None or app.builder.format != "html":
-        return
-    for path in Path(app.outdir).rglob("*.html"):
-        text = path.read_text(encoding="utf-8")
-        repaired = repair(text)
-        if repaired != text:
-            path.write_text(repaired, encoding="utf-8")
-    proof_css = Path(app.outdir) / "_static" / "proof.css"
-    if proof_css.is_file():  # proofs after the first no longer have id="proof"
+def select_proofs_by_class(site: Site) -> None:
+    """Site step: sphinx-proof's stylesheet selects proofs by class (they lose ``id="proof"``)."""
+    proof_css = site.static / "proof.css"
+    if proof_css.is_file():
         css = proof_css.read_text(encoding="utf-8")
         proof_css.write_text(css.replace(_PROOF_BY_ID, "div.proof.admonition{"), encoding="utf-8")
 
 
 def _static_digest() -> str:
-    """A digest of tools/static: Sphinx copies static files only when some page is rebuilt."""
+    """A digest of tools/site/static."""
     digest = hashlib.sha256()
     for path in sorted(STATIC.rglob("*")):
         if path.is_file():
@@ -94,13 +91,15 @@ def _static_digest() -> str:
     return digest.hexdigest()[:16]
 
 
-def setup(app: Sphinx) -> dict[str, object]:
-    # A config value that changes with the stylesheets and scripts: editing them marks
-    # every page out of date, so an incremental build copies the new files.
+def add_static_files(app: Sphinx) -> None:
+    """The stylesheets and scripts of ``tools/site/static`` on every page.
+
+    A config value changes with them (a digest of the folder): editing them marks every
+    page out of date, so an incremental build copies the new files (Sphinx copies static
+    files only when some page is rebuilt).
+    """
     app.add_config_value("accessible_html_static_digest", _static_digest(), "html")
     if str(STATIC) not in app.config.html_static_path:
         app.config.html_static_path = [*app.config.html_static_path, str(STATIC)]
     app.add_css_file("accessibility.css")
     app.add_js_file("accessibility.js", loading_method="defer")
-    app.connect("build-finished", _build_finished, priority=700)
-    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

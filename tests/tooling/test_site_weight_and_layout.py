@@ -1,4 +1,4 @@
-"""tools/lean_site.py and tools/page_layout.py: each step on small inputs worked out by hand."""
+"""tools/site: icons, figures, head, print and math fonts, each step on small inputs worked out by hand."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import re
 import pytest
 from PIL import Image
 
-from tools import lean_site, page_layout
+from tools.site import css, head, icons, layout, math
+from tools.site import images as site_images
 
 FA_CSS = (
     "/*!\n * Font Awesome Free 6.5.2 by @fontawesome\n */"
@@ -23,14 +24,14 @@ FA_CSS = (
 
 
 def test_css_rules_keeps_blocks_whole():
-    rules = lean_site.css_rules(FA_CSS)
+    rules = css.css_rules(FA_CSS)
     assert rules[0].startswith("/*!") and "Font Awesome Free" in rules[0]  # the licence header
     assert rules[3].startswith("@keyframes fa-beat{") and rules[3].endswith("}}")
     assert len(rules) == 8
 
 
 def test_icon_css_keeps_only_the_used_icons_and_everything_else():
-    css, codepoints = lean_site.subset_icon_css(FA_CSS, {"search", "lg", "solid"})
+    css, codepoints = icons.subset_icon_css(FA_CSS, {"search", "lg", "solid"})
     assert codepoints == {0xF002}  # "search" is an alias of magnifying-glass: the rule stays, whole
     assert ".fa-magnifying-glass:before,.fa-search:before" in css
     assert "fa-chevron-down" not in css and "fa-moon" not in css
@@ -39,28 +40,30 @@ def test_icon_css_keeps_only_the_used_icons_and_everything_else():
 
 
 def test_font_source_points_at_the_subset_woff():
-    css = lean_site._FONT_SRC.sub(r'src:url(../webfonts/\1.woff) format("woff")', FA_CSS)
+    css = icons._FONT_SRC.sub(r'src:url(../webfonts/\1.woff) format("woff")', FA_CSS)
     assert 'src:url(../webfonts/fa-solid-900.woff) format("woff")}' in css
     assert "woff2" not in css and ".ttf" not in css
 
 
 def test_head_loses_the_script_the_font_preloads_and_extra_viewports():
-    head = (
+    page_head = (
         '<meta name="viewport" content="width=device-width, initial-scale=1.0" />'
         '<meta name="viewport" content="width=device-width, initial-scale=1" />\n'
         '  <link rel="preload" as="font" type="font/woff2" crossorigin '
         'href="../_static/vendor/fontawesome/6.5.2/webfonts/fa-solid-900.woff2" />\n'
         '  <script src="../_static/vendor/fontawesome/6.5.2/js/all.min.js?digest=abc"></script>\n'
-        '    <link rel="stylesheet" type="text/css" href="../_static/mathjax2.css?v=1" />\n'
         '<link rel="stylesheet" type="text/css" href="../_static/mathjax-chtml.css" />\n'
-        '<meta name="viewport" content="width=device-width, initial-scale=1"/>'
+        '<meta name="viewport" content="width=device-width, initial-scale=1"/>\n</head>'
     )
-    out = lean_site.trim_head(head)
-    assert out.count('name="viewport"') == 1
-    assert "all.min.js" not in out and "preload" not in out
-    assert "mathjax2.css" not in out and "mathjax-chtml.css" in out
-    # without build-time math, MathJax 2's stylesheet stays
-    assert "mathjax2.css" in lean_site.trim_head('<link rel="stylesheet" type="text/css" href="mathjax2.css" />')
+    out = head.one_viewport(icons.drop_font_awesome_script(page_head))
+    assert out.count('name="viewport"') == 1 and 'initial-scale=1.0" />' in out  # the first one stays
+    assert "all.min.js" not in out and "woff2" not in out
+    # one preload stays: the subset of the solid icons (WOFF), just before </head>
+    assert out.endswith(
+        '  <link rel="preload" as="font" type="font/woff" crossorigin '
+        'href="../_static/vendor/fontawesome/6.5.2/webfonts/fa-solid-900.woff" />\n</head>'
+    )
+    assert out.count('rel="preload"') == 1 and "mathjax-chtml.css" in out
 
 
 def test_opaque_png_becomes_lossless_webp_without_alpha(tmp_path):
@@ -69,7 +72,7 @@ def test_opaque_png_becomes_lossless_webp_without_alpha(tmp_path):
     # a figure with detail (a flat colour would be too small to convert usefully)
     image = Image.effect_noise((64, 48), 40).convert("RGBA")
     image.save(images / "fig.png")
-    figures = lean_site.convert_figures(tmp_path, tmp_path / "cache")
+    figures = site_images.convert_figures(tmp_path, tmp_path / "cache")
     assert figures == {"fig": (".webp", 64, 48)}
     assert not (images / "fig.png").exists()
     with Image.open(images / "fig.webp") as webp:
@@ -83,7 +86,7 @@ def test_transparent_png_keeps_its_alpha(tmp_path):
     image = Image.effect_noise((64, 48), 40).convert("RGBA")
     image.putalpha(128)
     image.save(images / "see-through.png")
-    suffix, *_ = lean_site.convert_figures(tmp_path, tmp_path / "cache")["see-through"]
+    suffix, *_ = site_images.convert_figures(tmp_path, tmp_path / "cache")["see-through"]
     path = images / f"see-through{suffix}"
     with Image.open(path) as out:
         assert "A" in out.getbands()
@@ -92,17 +95,17 @@ def test_transparent_png_keeps_its_alpha(tmp_path):
 def test_images_get_size_link_and_new_source():
     figures = {"abc": (".webp", 1200, 800)}
     page = '<p><img alt="fig" class="x" src="../_images/abc.png" /></p><a href="y"><img src="../_images/abc.png"/></a>'
-    out = lean_site.rewrite_images(page, figures)
+    out = site_images.rewrite_images(page, figures)
     tags = re.findall(r"<img [^>]*>", out)
     assert all('src="../_images/abc.webp"' in t and 'width="1200" height="800"' in t for t in tags)
     # the first is wrapped in a link to the full-size figure; the second already is a link
     assert out.count("figure-enlarge") == 1
     assert '<a class="figure-enlarge" href="../_images/abc.webp"' in out
-    assert lean_site.rewrite_images(page, {}) == page
+    assert site_images.rewrite_images(page, {}) == page
 
 
 def test_redirect_page_has_a_title_and_a_link():
-    page = lean_site.redirect_page("book/intro.html", "Positional <Encoding>", "About it")
+    page = head.redirect_page("book/intro.html", "Positional <Encoding>", "About it")
     assert "<title>Positional &lt;Encoding&gt;</title>" in page
     assert '<a href="book/intro.html">' in page and 'url=book/intro.html"' in page
     assert '<meta name="description" content="About it" />' in page
@@ -121,11 +124,11 @@ def test_redirect_page_has_a_title_and_a_link():
     ],
 )
 def test_print_stylesheet_restates_only_light_rules(css, expected):
-    assert page_layout.light_rules(css) == expected
+    assert layout.light_rules(css) == expected
 
 
 def test_print_stylesheet_is_print_only():
-    out = page_layout.print_light_css(["html[data-theme=light]{--a:1}", "html[data-theme=dark]{--a:2}"])
+    out = layout.print_light_css(["html[data-theme=light]{--a:1}", "html[data-theme=dark]{--a:2}"])
     assert out.count("@media print {") == 1
     assert "--a:1" in out and "--a:2" not in out
 
@@ -133,7 +136,7 @@ def test_print_stylesheet_is_print_only():
 def test_static_svg_gets_the_size_of_its_view_box(tmp_path):
     (tmp_path / "logo.svg").write_text('<svg width="115.2pt" height="115.2pt" viewBox="0 0 115.2 57.6"></svg>')
     page = '<img src="../_static/logo.svg" class="logo__image" alt="Home"/><img src="../_static/x.svg" width="3"/>'
-    out = lean_site.size_static_svgs(page, tmp_path)
+    out = site_images.size_static_svgs(page, tmp_path)
     # 115.2 pt = 115.2 * 96 / 72 = 153.6 CSS pixels wide, the view box's 2:1 ratio
     assert out.startswith(
         '<img src="../_static/logo.svg" width="115" height="58" style="width: 153.6px; height: auto" '
@@ -142,7 +145,7 @@ def test_static_svg_gets_the_size_of_its_view_box(tmp_path):
     assert out.endswith('<img src="../_static/x.svg" width="3"/>')  # sized already: left alone
     (tmp_path / "box.svg").write_text('<svg viewBox="0 0 10 20"></svg>')  # no width of its own: the ratio only
     assert (
-        lean_site.size_static_svgs('<img src="_static/box.svg"/>', tmp_path)
+        site_images.size_static_svgs('<img src="_static/box.svg"/>', tmp_path)
         == '<img src="_static/box.svg" width="10" height="20"/>'
     )
 
@@ -152,11 +155,11 @@ def test_descriptions_lose_their_tex_and_relative_urls():
         '<meta property="og:url" content="notebooks/05.html" />\n'
         '<meta name="description" content="moves the encoding\\varphi tokens along, and\\mathrm{PE}(t)\\cdot\\..." />'
     )
-    out = lean_site.describe_plainly(page)
+    out = head.describe_plainly(page)
     assert "og:url" not in out
     assert 'content="moves the encoding φ tokens along, and PE(t) ·..."' in out
     absolute = '<meta property="og:url" content="https://example.org/a.html" />'
-    assert lean_site.describe_plainly(absolute) == absolute
+    assert head.describe_plainly(absolute) == absolute
 
 
 MATH_CSS = """
@@ -182,13 +185,13 @@ mjx-stretchy-v > mjx-ext { font-family: MJXTEX-S4, MJXTEX ! important; }
 def test_math_fonts_of_unused_styles_are_removed(tmp_path):
     pages = ['<mjx-c class="mjx-c1D465 TEX-I"></mjx-c>']
     # default text, stretchy delimiters and the italic class a page uses; not calligraphic
-    assert lean_site.used_math_fonts(MATH_CSS, pages) == {"MJXZERO", "MJXTEX", "MJXTEX-S4", "MJXTEX-I"}
+    assert math.used_fonts(MATH_CSS, pages) == {"MJXZERO", "MJXTEX", "MJXTEX-S4", "MJXTEX-I"}
     static = tmp_path / "_static"
     (static / "mathjax-fonts").mkdir(parents=True)
     (static / "mathjax-chtml.css").write_text(MATH_CSS)
     for name in ("MathJax_Zero.woff", "MathJax_Calligraphic-Regular.woff", "MathJax_Math-Italic.woff", "Other.woff"):
         (static / "mathjax-fonts" / name).write_bytes(b"font")
-    assert lean_site.prune_math_fonts(tmp_path, pages) == ["MJXTEX-C", "Other.woff"]  # (named by no rule)
+    assert math.prune_fonts(tmp_path, pages) == ["MJXTEX-C", "Other.woff"]  # (named by no rule)
     assert sorted(p.name for p in (static / "mathjax-fonts").iterdir()) == [
         "MathJax_Math-Italic.woff",
         "MathJax_Zero.woff",
@@ -198,14 +201,14 @@ def test_math_fonts_of_unused_styles_are_removed(tmp_path):
 
 
 def test_css_rules_keep_a_comment_inside_a_selector_with_its_rule():
-    css = "@font-face /* 0 */ {font-family: A;}/* note */p{margin:0}"
-    assert lean_site.css_rules(css) == ["@font-face /* 0 */ {font-family: A;}", "/* note */", "p{margin:0}"]
+    stylesheet = "@font-face /* 0 */ {font-family: A;}/* note */p{margin:0}"
+    assert css.css_rules(stylesheet) == ["@font-face /* 0 */ {font-family: A;}", "/* note */", "p{margin:0}"]
 
 
 def test_sidebar_scroll_script_sits_between_sidebar_and_main_once():
     page = '<div class="bd-sidebar-primary bd-sidebar">nav</div>\n<main id="main-content" class="bd-main">'
-    out = page_layout.scroll_sidebar_early(page)
-    assert out == page.replace("<main", page_layout.SIDEBAR_SCRIPT + "<main")
-    assert page_layout.scroll_sidebar_early(out) == out  # a second build adds nothing
+    out = layout.scroll_sidebar_early(page)
+    assert out == page.replace("<main", layout.SIDEBAR_SCRIPT + "<main")
+    assert layout.scroll_sidebar_early(out) == out  # a second build adds nothing
     no_sidebar = '<main id="main-content" class="bd-main">'  # e.g. the search page without the nav
-    assert page_layout.scroll_sidebar_early(no_sidebar) == no_sidebar
+    assert layout.scroll_sidebar_early(no_sidebar) == no_sidebar

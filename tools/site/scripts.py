@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 
-def _deduplicate_scripts(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+def deduplicate_scripts(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
     """Drop repeated script entries from a page (same file or inline body, any priority)."""
     scripts = context.get("script_files")
     if not scripts:
@@ -29,8 +29,3 @@ def _deduplicate_scripts(app: Any, pagename: str, templatename: str, context: di
             seen.add(key)
             unique.append(script)
     scripts[:] = unique
-
-
-def setup(app: Any) -> dict[str, Any]:
-    app.connect("html-page-context", _deduplicate_scripts, priority=900)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}

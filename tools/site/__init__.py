@@ -1,0 +1,126 @@
+"""The website's Sphinx extension: one name in ``_config.yml`` (``tools.site``), every site step in order.
+
+:func:`setup` registers the parts that act while Sphinx configures, reads and writes
+(below, by event), and **one** ``build-finished`` handler that runs the chain of
+:mod:`tools.site.pipeline` on the finished site: :data:`SITE_STEPS`, then
+:data:`PAGE_STEPS` on each page (each page read once, written once), then
+:data:`FINAL_STEPS`. ``tools/site/README.md`` draws the chain and keeps the ledger of
+what patches an upstream gap, and until when.
+
+==========================  ==============================================================
+module                      what it is for
+==========================  ==============================================================
+:mod:`.guard`               no build from notebooks with errors, stderr or stale outputs
+:mod:`.numbering`           chapters, sections, figures and exercises numbered by chapter
+:mod:`.math`                formulas typeset at build time (MathJax 3 in Node.js)
+:mod:`.accessibility`       WCAG 2.1 AA repairs of the theme's HTML, CSS and JS
+:mod:`.layout`              phones, paper, and nothing moving while a page loads
+:mod:`.icons`               Font Awesome cut to the icons the site draws
+:mod:`.images`              figures as WebP, sized before they arrive
+:mod:`.head`                one viewport tag, plain descriptions, the titled root redirect
+:mod:`.unused`              source maps and TrueType fonts removed
+:mod:`.launch`              launch buttons from ``repository.url``
+:mod:`.student`             the student edition's switches
+:mod:`.scripts`             each script written into a page once
+:mod:`.version`             the package's version in every page's footer
+:mod:`.pipeline`            the chain's types and runner
+:mod:`.css`                 stylesheets read as rules
+==========================  ==============================================================
+
+It is loaded as ``tools.site`` (``local_extensions: {tools.site: .}`` puts the repository
+root on ``sys.path``); a top-level module named ``site`` would be Python's own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sphinx.application import Sphinx
+from sphinx.util import logging
+
+from . import (
+    accessibility,
+    guard,
+    head,
+    icons,
+    images,
+    launch,
+    layout,
+    math,
+    numbering,
+    scripts,
+    student,
+    unused,
+    version,
+)
+from .pipeline import PageStep, SiteStep, read_site, run, text_step
+
+LOGGER = logging.getLogger(__name__)
+
+#: Whole-site steps, in order, before the pages are rewritten.
+SITE_STEPS: tuple[SiteStep, ...] = (
+    math.typeset_formulas,  # every formula rendered at once; mathjax-chtml.css and fonts written
+    layout.write_print_stylesheet,  # reads every stylesheet, mathjax-chtml.css included
+    accessibility.select_proofs_by_class,  # proof.css, after the print stylesheet has read it
+    icons.slim_site_icons,  # Font Awesome's CSS and fonts cut to the icons the pages name
+    images.convert_site_figures,  # _images/*.png -> .webp where smaller
+)
+
+#: Page steps, in order, applied to each page's HTML in memory.
+PAGE_STEPS: tuple[PageStep, ...] = (
+    math.typeset_page,  # TeX -> CommonHTML + MathML; the formula stylesheet and font preloads
+    text_step(layout.scroll_sidebar_early),  # the sidebar's scroll before the first paint
+    text_step(accessibility.repair),  # names, unique ids, roles
+    text_step(icons.drop_font_awesome_script),  # no all.min.js, one font preload
+    text_step(head.one_viewport),
+    text_step(head.describe_plainly),
+    images.point_at_figures,  # <img> at the WebP, with its size and a link to enlarge it
+    images.size_logo,  # the logo's size before it arrives
+    head.title_root_redirect,  # index.html: a titled redirect
+)
+
+#: Whole-site steps, in order, once every page is written.
+FINAL_STEPS: tuple[SiteStep, ...] = (
+    math.prune_unused_fonts,  # MathJax fonts no written page uses
+    unused.remove_unused_files,  # source maps, TrueType fonts
+)
+
+
+def finish_site(app: Sphinx, exception: Exception | None) -> None:
+    """``build-finished``: the chain (:data:`SITE_STEPS`, :data:`PAGE_STEPS`, :data:`FINAL_STEPS`)."""
+    if exception is not None or app.builder.format != "html":
+        return
+    site = read_site(Path(app.outdir), Path(app.doctreedir), app.config)
+    written = run(site, SITE_STEPS, PAGE_STEPS, FINAL_STEPS)
+    LOGGER.info("tools.site: %d of %d pages rewritten; %s", written, len(site.pages), "; ".join(site.notes))
+
+
+def setup(app: Sphinx) -> dict[str, object]:
+    """Register every part of the website's extension (see the module docstring)."""
+    # Configuration values and what is fixed before any page is read.
+    app.add_config_value("posenc_description", "", "html")  # the root redirect's description
+    app.add_config_value("posenc_student_edition", False, "env", [bool])
+    app.add_config_value("posenc_hide_solutions", False, "env", [bool])
+    math.register_renderer(app)
+    numbering.accept_enumerator_option()
+    app.add_transform(student.RemoveSolutions)
+    # Assets on every page (in this order in each page's head).
+    accessibility.add_static_files(app)
+    layout.add_static_files(app)
+    # config-inited: launch buttons, then the student edition (its word is last), then the rest.
+    app.connect("config-inited", launch.configure_launch_buttons, priority=100)
+    app.connect("config-inited", student.configure_student_edition, priority=200)
+    app.connect("config-inited", math.require_node)
+    app.connect("config-inited", version.configure_version)
+    # builder-inited: the notebooks are clean.
+    app.connect("builder-inited", guard.refuse_unclean_notebooks)
+    # env-get-updated: around Sphinx's own numbering (the toctree collector, priority 500).
+    app.connect("env-get-updated", numbering.restore_sphinx_numbers, priority=100)
+    app.connect("env-get-updated", numbering.number_sections, priority=600)
+    app.connect("env-get-updated", numbering.renumber_exercises, priority=900)
+    # html-page-context: each script once (after every extension has added its own).
+    app.connect("html-page-context", scripts.deduplicate_scripts, priority=900)
+    # build-finished: the one post-build chain, after the theme's and the other extensions'
+    # handlers (default priority 500: pydata-sphinx-theme writes pygments.css then).
+    app.connect("build-finished", finish_site, priority=800)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

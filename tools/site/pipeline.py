@@ -1,0 +1,136 @@
+"""The build-finished chain: the site read once, whole-site steps, page steps, pages written once.
+
+A **site step** takes the :class:`Site` and works on the output folder as a whole
+(writes a stylesheet, converts the figures, renders every formula) and may leave
+what the page steps need on the :class:`Site` (the rendered formulas, the converted
+figures). A **page step** takes a page's HTML and the :class:`Page` and returns the
+new HTML; page steps run in their order on each page, in memory, so each page is
+read once and written once, and only if it changed. Final steps run after the pages
+are written and see their final text. ``tools/site/__init__.py`` lists the steps in
+order; ``tools/site/README.md`` draws the chain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class Site:
+    """The built site while the chain runs.
+
+    Attributes
+    ----------
+    outdir : pathlib.Path
+        The HTML output folder (``_build/html``).
+    doctreedir : pathlib.Path
+        Sphinx's doctree folder, where caches that outlive one build are kept.
+    config : Any
+        Sphinx's configuration (``app.config``).
+    pages : dict of pathlib.Path to str
+        Every HTML page's text: as Sphinx wrote it before the page steps, as written
+        after them.
+    formulas : dict of str to str
+        Rendered HTML for each formula, keyed by :func:`tools.site.math.formula_key`.
+    figures : dict of str to tuple of (str, int, int)
+        ``{stem: (suffix, width, height)}`` for every figure in ``_images``.
+    notes : list of str
+        What the steps did, for the build log.
+    """
+
+    outdir: Path
+    doctreedir: Path
+    config: Any
+    pages: dict[Path, str]
+    formulas: dict[str, str] = field(default_factory=dict)
+    figures: dict[str, tuple[str, int, int]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def static(self) -> Path:
+        """The site's ``_static`` folder."""
+        return self.outdir / "_static"
+
+
+@dataclass(frozen=True)
+class Page:
+    """One HTML page of the :class:`Site`, as a page step sees it."""
+
+    path: Path
+    site: Site
+
+    @property
+    def static_prefix(self) -> str:
+        """The relative URL of ``_static`` from this page (``../_static`` one level down)."""
+        depth = len(self.path.relative_to(self.site.outdir).parts) - 1
+        return "/".join([".."] * depth + ["_static"])
+
+    @property
+    def is_root_index(self) -> bool:
+        """Whether this is the site's root ``index.html``."""
+        return self.path == self.site.outdir / "index.html"
+
+
+SiteStep = Callable[[Site], None]
+PageStep = Callable[[str, Page], str]
+
+
+def text_step(function: Callable[[str], str]) -> PageStep:
+    """A page step made of a function of the page's text alone."""
+
+    def step(text: str, page: Page) -> str:
+        return function(text)
+
+    step.__name__ = step.__qualname__ = function.__name__
+    step.__doc__ = function.__doc__
+    return step
+
+
+def read_site(outdir: Path, doctreedir: Path, config: Any) -> Site:
+    """The :class:`Site` with every HTML page under ``outdir`` read (once)."""
+    pages = {path: path.read_text(encoding="utf-8") for path in sorted(outdir.rglob("*.html"))}
+    return Site(outdir=outdir, doctreedir=doctreedir, config=config, pages=pages)
+
+
+def run(
+    site: Site,
+    site_steps: Sequence[SiteStep],
+    page_steps: Sequence[PageStep],
+    final_steps: Sequence[SiteStep],
+) -> int:
+    """Run the chain on ``site``; return the number of pages written.
+
+    Parameters
+    ----------
+    site : Site
+        The site, its pages read.
+    site_steps : sequence of callables
+        Whole-site steps, run in order before the page steps.
+    page_steps : sequence of callables
+        ``(html, page) -> html``, run in order on each page.
+    final_steps : sequence of callables
+        Whole-site steps, run in order once the pages are written.
+
+    Returns
+    -------
+    int
+        How many pages changed (and were written).
+    """
+    for site_step in site_steps:
+        site_step(site)
+    written = 0
+    for path, original in site.pages.items():
+        text = original
+        page = Page(path, site)
+        for page_step in page_steps:
+            text = page_step(text, page)
+        if text != original:
+            path.write_text(text, encoding="utf-8")
+            site.pages[path] = text
+            written += 1
+    for final_step in final_steps:
+        final_step(site)
+    return written
