@@ -9,7 +9,7 @@ that costs and prints every figure beside its budget with a pass/fail mark:
 * the book: a clean build and a no-change rebuild, both ``-W -n``, into a
   scratch directory (the working tree's ``_build/html`` is not touched);
 * the website (``_build/html``, built first if absent): every page in Chromium
-  on a cold cache (``tools/page_metrics.py``): transfer (gzip), requests, first
+  on a cold cache (``tests/browser/page_metrics.py``): transfer (gzip), requests, first
   paint, load, math done relative to load, layout shift; chapters also at 4x
   CPU slowdown;
 * ``sinusoidal_encoding(65536, 1024, dtype=float32)`` and ``apply_rope`` on
@@ -168,16 +168,15 @@ def bench_book() -> list[Row]:
 # ----------------------------------------------------------------------------- site
 def bench_site() -> list[Row]:
     """Every page of the built site in Chromium, cold cache, at full speed and at 4x CPU slowdown."""
-    from tools.page_metrics import BUDGETS as SITE_BUDGETS
-    from tools.page_metrics import measure, site_pages
-
     site = ROOT / "_build" / "html"
     if not (site / "index.html").is_file():
         jupyter_book = Path(sys.executable).with_name("jupyter-book")
         subprocess.run([str(jupyter_book), "build", str(ROOT), "-W", "-n", "--keep-going"], check=True, cwd=ROOT)
-    sys.path.insert(0, str(ROOT / "tests" / "browser"))
+    sys.path.insert(0, str(ROOT / "tests" / "browser"))  # the browser suite's helpers, page_metrics among them
     from _browser import system_chromium
     from _server import SiteServer
+    from page_metrics import BUDGETS as SITE_BUDGETS
+    from page_metrics import measure, site_pages
     from playwright.sync_api import sync_playwright
 
     rows = []

@@ -1,8 +1,9 @@
 """Every chapter on a phone, on paper, and on the wire.
 
-- **Weight and speed** (``tools/page_metrics.py``, cold cache): each chapter's
+- **Weight and speed** (``page_metrics.py``, cold cache): each chapter's
   transfer (gzip) within 700 KB, its formulas typeset no later than the load event,
-  its cumulative layout shift at most 0.05.
+  its cumulative layout shift at most 0.05, and nothing in its text moving once
+  painted.
 - **Phones** (390 x 844 CSS px): no page is wider than the screen; a display
   formula either fits its column or scrolls inside it (and then is a Tab stop), and
   its equation number does not overlap it.
@@ -15,18 +16,14 @@ With screenshots on (``make test-browser``), every chapter is also saved at 390 
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 from _browser import REQUIRE_BROWSER, why_no_browser
+from page_metrics import BUDGETS, measure
 
 if REQUIRE_BROWSER and why_no_browser():
     pytest.fail(why_no_browser(), pytrace=False)
-
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-from tools.page_metrics import BUDGETS, measure  # noqa: E402
 
 PHONE = {"width": 390, "height": 844}
 PRINTED_CHAPTER = "notebooks/05_rotation_proof.html"
@@ -83,7 +80,27 @@ def _chapters(site_dir: Path) -> list[str]:
 
 
 def test_chapter_weight_and_speed(site_dir, browser, server, stats):
-    """Each chapter within the budgets, measured on a cold cache."""
+    """Each chapter within the budgets, measured on a first visit (cold cache, no storage).
+
+    Nothing in a chapter's text may move once painted (``article_shifts``), whatever the
+    shift's score. Until issue 29 the suite asserted only CLS <= 0.05, read 300 ms after
+    the formulas were done, and passed while chapter 12 reflowed: the theme chose light
+    or dark at DOMContentLoaded (one to two seconds into a long chapter), and until then
+    inline code had no border; gaining 2 px, it pushed a paragraph's last word onto a new
+    line and everything below it down by a line. What the old measurement missed:
+
+    - viewport and fonts: whether a 2 px wider word breaks a line depends on the
+      window's width and the fonts installed; at the suite's 1280 x 900 with this
+      machine's fonts the paragraphs that moved were below the first screen or only
+      nudged sideways, which CLS scores near 0 (7e-5 on chapter 12), while the window
+      issue 29 measured in broke the opening paragraph (CLS 0.176, four loads of four);
+    - timing: not what hid this shift (it comes at DOMContentLoaded, inside the old
+      window), but the window closed 300 ms after the math was done, and a later shift
+      (a font, a script on a slow machine) went uncounted; the page is now watched until
+      nothing has moved for a second after the load event;
+    - cache: a returning reader's browser has the theme's choice stored and never saw
+      the shift; every measurement here is a first visit.
+    """
     problems = []
     heaviest = None
     for chapter in _chapters(site_dir):
@@ -97,6 +114,9 @@ def test_chapter_weight_and_speed(site_dir, browser, server, stats):
             problems.append(f"{chapter}: math done {metrics.math_after_load_ms:.0f} ms after the load event")
         if metrics.cls > BUDGETS["cls"]:
             problems.append(f"{chapter}: layout shift {metrics.cls:.3f} (budget {BUDGETS['cls']})")
+        if len(metrics.article_shifts) > BUDGETS["article_shifts"]:
+            moved = "; ".join(metrics.article_shifts)
+            problems.append(f"{chapter}: its text moved after the first paint ({metrics.cls:.6f}): {moved}")
     assert heaviest is not None, "no chapter pages in the site"
     stats["heaviest"] = f"{heaviest.page} {heaviest.kb_gzip:.0f} KB gzip"
     assert not problems, "\n  ".join(problems)
@@ -111,7 +131,7 @@ def test_nothing_moves_when_files_arrive_late(site_dir, browser, server, chapter
 
     Chapter 05 is low in the chapter list (the sidebar scrolls to it); chapter 12 is the
     last chapter (the list cannot scroll as far as the theme's rule asks). Without the
-    fixes in tools/page_layout.py and tools/lean_site.py: 0.066 and 0.024.
+    fixes in tools/site/layout.py and tools/site/images.py: 0.066 and 0.024.
     """
     if not (site_dir / chapter).is_file():
         pytest.skip(f"{chapter} is not in this build")

@@ -11,12 +11,20 @@ without a 4x CPU slowdown). Per page:
 - ``load_ms``: the end of the load event;
 - ``math_done_ms``: when every formula on the page shows typeset output (None on a
   page without formulas); build-time math is done when the HTML is parsed;
-- ``cls``: cumulative layout shift until math is done and the page has settled.
+- ``cls``: cumulative layout shift until math is done and the page has settled (no
+  shift for :data:`QUIET_MS` after the load event, at most :data:`SETTLE_MS`);
+- ``article_shifts``: the layout shifts that moved something in the chapter's text
+  (``article``), each as its time and what moved. Any is a defect whatever its score:
+  CLS weighs a shift by how much of the window moves and how far, so a line that
+  reflows below the first screen, or text nudged by 2 px, scores near 0 on one
+  window size and moves whole screens on another (see ``tests/browser/
+  test_phone_paper_weight.py``).
 
 The numbers depend on the machine (the budgets are loose enough for a loaded CI
 machine); the bytes do not.
 
-Run it directly for one page: ``python -m tools.page_metrics notebooks/05_rotation_proof.html``.
+Used by the browser suite and by ``make bench``. Run it directly for one page:
+``.venv/bin/python tests/browser/page_metrics.py notebooks/05_rotation_proof.html``.
 """
 
 from __future__ import annotations
@@ -27,23 +35,38 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 BUDGETS = {
     "chapter_kb_gzip": 700.0,  # the heaviest chapter, everything it loads
     "cls": 0.05,
     "math_after_load_ms": 0.0,  # math done no later than the load event
+    "article_shifts": 0,  # nothing in the text moves once painted
 }
+QUIET_MS = 1000  # a page has settled when nothing has shifted for this long after its load event
+SETTLE_MS = 5000  # ... or this long after it, whichever comes first
 
 # Installed before any page script: layout shifts (without recent input) are summed,
 # and every animation frame checks whether all formulas are typeset, recording when.
 _INIT_JS = r"""
 (() => {
-  const metrics = { cls: 0, mathDone: null, formulas: 0 };
+  const metrics = { cls: 0, mathDone: null, formulas: 0, lastShift: 0, articleShifts: [] };
   window.__pageMetrics = metrics;
+  const describe = (node) => {
+    const element = node && (node.nodeType === 1 ? node : node.parentElement);
+    if (!element || !element.closest("article")) return null;
+    const text = (node.textContent || "").replace(/\s+/g, " ").trim().slice(0, 60);
+    return `${element.tagName.toLowerCase()} "${text}"`;
+  };
   try {
     new PerformanceObserver((list) => {
-      for (const entry of list.getEntries()) if (!entry.hadRecentInput) metrics.cls += entry.value;
+      for (const entry of list.getEntries()) {
+        if (entry.hadRecentInput) continue;
+        metrics.cls += entry.value;
+        metrics.lastShift = entry.startTime;
+        const moved = (entry.sources || []).map((source) => describe(source.node)).filter(Boolean);
+        if (moved.length) metrics.articleShifts.push(`${Math.round(entry.startTime)} ms: ${moved.join(", ")}`);
+      }
     }).observe({ type: "layout-shift", buffered: true });
   } catch (e) {}
   const RENDERED = "mjx-container, .MathJax, .MathJax_Display, .MathJax_CHTML, .mjx-chtml, .MathJax_SVG";
@@ -70,7 +93,8 @@ _READ_JS = """
 () => {
   const nav = performance.getEntriesByType("navigation")[0];
   const paint = performance.getEntriesByName("first-contentful-paint")[0];
-  return { ...window.__pageMetrics, load: nav ? nav.loadEventEnd : null, fcp: paint ? paint.startTime : null };
+  return { ...window.__pageMetrics, load: nav ? nav.loadEventEnd : null, fcp: paint ? paint.startTime : null,
+           now: performance.now() };
 }
 """
 
@@ -85,6 +109,7 @@ class PageMetrics:
     math_done_ms: float | None
     formulas: int
     cls: float
+    article_shifts: tuple[str, ...] = ()
 
     @property
     def math_after_load_ms(self) -> float:
@@ -100,14 +125,18 @@ def measure(
     cpu_slowdown: float = 1.0,
     latency_ms: float = 0.0,
     timeout_ms: float = 60_000,
+    viewport: tuple[int, int] = (1280, 900),
 ) -> PageMetrics:
     """Open ``url`` in a new context (cold cache) and measure it (see the module docstring).
 
     ``cpu_slowdown`` throttles the CPU (Chromium's emulation); ``latency_ms`` adds that
     round-trip time to every request, so that files (logo, fonts) arrive after the
-    text is painted, as on a slow network.
+    text is painted, as on a slow network. A new context is a first visit: nothing in
+    the cache and nothing in the page's storage (the theme's stored choice of light or
+    dark, the sidebar's position).
     """
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
+    width, height = viewport
+    context = browser.new_context(viewport={"width": width, "height": height}, service_workers="block")
     try:
         page = context.new_page()
         session = context.new_cdp_session(page)
@@ -123,8 +152,14 @@ def measure(
         page.on("response", lambda response: responses.append(response))
         page.goto(url, wait_until="load", timeout=timeout_ms)
         page.wait_for_function("() => window.__pageMetrics.mathDone !== null", timeout=timeout_ms)
-        page.wait_for_timeout(300)  # let late shifts (fonts, images) be counted
         values = page.evaluate(_READ_JS)
+        # Settled: nothing has shifted for QUIET_MS (late fonts, images, scripts), at most SETTLE_MS.
+        while (
+            values["now"] < max(values["load"] or 0.0, values["lastShift"]) + QUIET_MS
+            and values["now"] < (values["load"] or 0.0) + SETTLE_MS
+        ):
+            page.wait_for_timeout(100)
+            values = page.evaluate(_READ_JS)
         total = 0
         for response in responses:
             try:
@@ -141,6 +176,7 @@ def measure(
             math_done_ms=math_done,
             formulas=int(values["formulas"]),
             cls=float(values["cls"]),
+            article_shifts=tuple(values["articleShifts"]),
         )
     finally:
         context.close()
@@ -162,8 +198,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--site", type=Path, default=ROOT / "_build" / "html")
     parser.add_argument("--cpu-slowdown", type=float, default=1.0)
     parser.add_argument("--latency-ms", type=float, default=0.0, help="round-trip time added to every request")
+    parser.add_argument("--viewport", default="1280x900", help="the window's width x height in CSS px")
     args = parser.parse_args(argv)
-    sys.path.insert(0, str(ROOT / "tests" / "browser"))
+    viewport = tuple(int(side) for side in args.viewport.split("x"))
     from _browser import system_chromium
     from _server import SiteServer
     from playwright.sync_api import sync_playwright
@@ -173,7 +210,14 @@ def main(argv: list[str] | None = None) -> int:
         for name in args.pages or site_pages(args.site):
             print(
                 asdict(
-                    measure(browser, server.url(name), name, cpu_slowdown=args.cpu_slowdown, latency_ms=args.latency_ms)
+                    measure(
+                        browser,
+                        server.url(name),
+                        name,
+                        cpu_slowdown=args.cpu_slowdown,
+                        latency_ms=args.latency_ms,
+                        viewport=(viewport[0], viewport[1]),
+                    )
                 )
             )
         browser.close()
