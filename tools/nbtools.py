@@ -30,6 +30,7 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
@@ -338,54 +339,73 @@ def sync_setup_cell(nb: nbformat.NotebookNode, source: str) -> bool:
 
 
 # --------------------------------------------------------------------------- CLI
+def _cli_execute(notebooks: list[Path]) -> int:
+    for path in notebooks:
+        elapsed, nb = execute(path)
+        problems = audit(nb)
+        print(f"{path}: executed in {elapsed:.1f} s" + (f"; PROBLEMS: {problems}" if problems else ""))
+        if problems:
+            return 1
+    return 0
+
+
+def _cli_audit(notebooks: list[Path]) -> int:
+    report = audit_paths(notebooks)
+    for path, problems in report.items():
+        for problem in problems:
+            print(f"{path}: {problem}")
+    if not report:
+        print(f"{len(notebooks)} notebook(s) clean")
+    return 1 if report else 0
+
+
+def _cli_measure(notebooks: list[Path]) -> int:
+    for path, seconds, mib in measure(notebooks):
+        print(f"{path}: {seconds:.2f} s, kernel peak {mib:.0f} MiB")
+    return 0
+
+
+def _cli_sync_setup(notebooks: list[Path]) -> int:
+    source = setup_cell_source(*repository_setting())
+    for path in notebooks:
+        nb = nbformat.read(path, as_version=4)
+        if sync_setup_cell(nb, source):
+            nbformat.write(nb, path)
+            print(f"{path}: set-up cell written (re-run `make notebooks` before committing)")
+    return 0
+
+
+def _cli_text(notebooks: list[Path]) -> int:
+    for path in notebooks:
+        nb = nbformat.read(path, as_version=4)
+        if nb.metadata.get("jupytext", {}).get("formats") != PAIRED_FORMATS:
+            nb.metadata["jupytext"] = {"formats": PAIRED_FORMATS}
+            nbformat.write(nb, path)
+        print(f"{write_text(path, nb)}")
+    return 0
+
+
+#: Each command of ``python -m tools.nbtools COMMAND NOTEBOOK...`` and what runs it.
+_COMMANDS: dict[str, Callable[[list[Path]], int]] = {
+    "execute": _cli_execute,
+    "audit": _cli_audit,
+    "measure": _cli_measure,
+    "sync-setup": _cli_sync_setup,
+    "text": _cli_text,
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in ("execute", "audit", "measure", "sync-setup", "text"):
+    for name in _COMMANDS:
         sub.add_parser(name).add_argument("notebooks", nargs="+", type=Path)
     sub.add_parser("_measure_one").add_argument("notebook", type=Path)
     args = parser.parse_args(argv)
-
-    if args.command == "execute":
-        for path in args.notebooks:
-            elapsed, nb = execute(path)
-            problems = audit(nb)
-            print(f"{path}: executed in {elapsed:.1f} s" + (f"; PROBLEMS: {problems}" if problems else ""))
-            if problems:
-                return 1
-        return 0
-    if args.command == "audit":
-        report = audit_paths(args.notebooks)
-        for path, problems in report.items():
-            for problem in problems:
-                print(f"{path}: {problem}")
-        if not report:
-            print(f"{len(args.notebooks)} notebook(s) clean")
-        return 1 if report else 0
-    if args.command == "measure":
-        for path, seconds, mib in measure(args.notebooks):
-            print(f"{path}: {seconds:.2f} s, kernel peak {mib:.0f} MiB")
-        return 0
-    if args.command == "sync-setup":
-        source = setup_cell_source(*repository_setting())
-        for path in args.notebooks:
-            nb = nbformat.read(path, as_version=4)
-            if sync_setup_cell(nb, source):
-                nbformat.write(nb, path)
-                print(f"{path}: set-up cell written (re-run `make notebooks` before committing)")
-        return 0
-    if args.command == "text":
-        for path in args.notebooks:
-            nb = nbformat.read(path, as_version=4)
-            if nb.metadata.get("jupytext", {}).get("formats") != PAIRED_FORMATS:
-                nb.metadata["jupytext"] = {"formats": PAIRED_FORMATS}
-                nbformat.write(nb, path)
-            print(f"{write_text(path, nb)}")
-        return 0
     if args.command == "_measure_one":
         _measure_one(args.notebook)
         return 0
-    return 2  # pragma: no cover
+    return _COMMANDS[args.command](args.notebooks)
 
 
 if __name__ == "__main__":
