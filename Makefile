@@ -89,16 +89,13 @@ $(PY):
 	$(BASE_PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Python >= 3.11 is required")'
 	$(BASE_PYTHON) -m venv --without-pip $(VENV)
 
-# Node packages (tools/node): MathJax typesets the formulas at build time (tools/prerender_math.py),
-# axe-core checks accessibility in the browser suite.
-# Without npm the book still builds, with MathJax 2 typesetting in the reader's browser.
+# Node packages (tools/node): MathJax typesets the formulas at build time (tools/site/math.py),
+# axe-core checks accessibility in the browser suite. Node.js is required (.ci/run installs it).
 NODE_STAMP := tools/node/node_modules/.installed
 $(NODE_STAMP): tools/node/package.json tools/node/package-lock.json
-	@if command -v npm >/dev/null 2>&1; then \
-	    npm ci --prefix tools/node --no-audit --no-fund --loglevel=error && touch $@; \
-	else \
-	    echo "npm not found: formulas will be typeset in the browser; install Node.js to typeset them at build time"; \
-	fi
+	@command -v npm >/dev/null 2>&1 || { echo "npm not found: the book's formulas are typeset at build time with MathJax in Node.js; install Node.js (https://nodejs.org, or apt-get install nodejs npm) and run make again"; exit 1; }
+	npm ci --prefix tools/node --no-audit --no-fund --loglevel=error
+	touch $@
 
 # Install the layer $(1) (a requirements file) and build matplotlib's font cache, so that
 # no notebook ever prints that it is doing so; then mark this layer and the layers $(2),
