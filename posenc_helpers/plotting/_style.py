@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import matplotlib as mpl
+from matplotlib.rcsetup import cycler  # what mpl.cycler is: validates the properties
 
 __all__ = ["OKABE_ITO", "SEQUENTIAL_CMAP", "DIVERGING_CMAP", "use_book_style"]
 
@@ -53,7 +54,7 @@ def use_book_style() -> None:
             "savefig.facecolor": "white",
             "savefig.transparent": False,
             "figure.dpi": 100,
-            "axes.prop_cycle": mpl.cycler(color=list(OKABE_ITO)),
+            "axes.prop_cycle": cycler(color=list(OKABE_ITO)),
             "image.cmap": SEQUENTIAL_CMAP,
             "font.size": 10,
             "axes.titlesize": 11,

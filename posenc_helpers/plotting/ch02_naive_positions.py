@@ -236,13 +236,13 @@ def plot_step_against_length(
     """
     if isinstance(lengths, range):
         lengths = list(lengths)
-    lengths = np.array(require_lengths(lengths))
-    if lengths.size < 2 or np.any(np.diff(lengths) <= 0):
+    sizes = np.array(require_lengths(lengths))
+    if sizes.size < 2 or np.any(np.diff(sizes) <= 0):
         raise ValueError("lengths must hold at least two increasing lengths to draw a curve")
     marked = require_lengths(highlight, "highlight") if len(highlight) else []
     if ax is None:
         _, ax = plt.subplots(figsize=(4.5, 3.4))
-    ax.plot(lengths, 1.0 / (lengths - 1), color=OKABE_ITO[0], linewidth=1.8)
+    ax.plot(sizes, 1.0 / (sizes - 1), color=OKABE_ITO[0], linewidth=1.8)
     if marked:
         marked_array = np.array(marked, dtype=float)
         ax.plot(marked_array, 1.0 / (marked_array - 1), linestyle="none", marker="o", color=OKABE_ITO[3], markersize=6)

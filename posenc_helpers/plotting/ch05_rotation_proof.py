@@ -141,7 +141,14 @@ def plot_pair_on_circle(
         for angle in angles:
             ax.plot(*arc_points(angle, angle + omega * phi, radius=0.82), color=SHIFTED_COLOUR, linewidth=1.6, zorder=1)
             end = _circle_point(angle + omega * phi)
-            ax.plot([0.0, end[0]], [0.0, end[1]], color=SHIFTED_COLOUR, linewidth=1.0, linestyle="--", zorder=1)
+            ax.plot(
+                [0.0, float(end[0])],
+                [0.0, float(end[1])],
+                color=SHIFTED_COLOUR,
+                linewidth=1.0,
+                linestyle="--",
+                zorder=1,
+            )
             ax.plot(
                 *end,
                 marker="o",

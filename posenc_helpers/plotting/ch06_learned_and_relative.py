@@ -125,6 +125,7 @@ def plot_learned_table(
         interpolation="nearest",
         extent=(-0.5, width - 0.5, max_len - 0.5, -0.5),
     )
+    show_until = int(show_until)
     if show_until > max_len:
         ax.axhspan(max_len - 0.5, show_until - 0.5, facecolor="0.92", edgecolor="0.45", hatch="//", linewidth=0.0)
         ax.axhline(max_len - 0.5, color="black", linewidth=1.2)

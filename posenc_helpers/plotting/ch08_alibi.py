@@ -225,6 +225,7 @@ def plot_bias_heatmaps(
     ticks = np.unique(np.linspace(0, n - 1, 3).round().astype(int)) if n > 1 else np.array([0])
     axes[0, 0].set_xticks(ticks)
     axes[0, 0].set_yticks(ticks)
+    assert image is not None  # heads >= 1, so at least one panel was drawn
     fig.colorbar(image, ax=axes, shrink=0.8, label="bias added to the logit")
     if title:
         fig.suptitle(title)

@@ -122,7 +122,7 @@ def plot_stretch_factors(
     # Powers of two with plain labels (1, 2, 4, 8, ...) read better than 10^x for factors of 1 to 64.
     ratios = np.concatenate([theta / array for array in curves.values()] + [[1.0, float(factor or 1.0)]])
     lowest, highest = math.floor(math.log2(ratios.min()) + 1e-9), math.ceil(math.log2(ratios.max()) - 1e-9)
-    ax.yaxis.set_major_locator(FixedLocator(2.0 ** np.arange(lowest, highest + 1)))
+    ax.yaxis.set_major_locator(FixedLocator((2.0 ** np.arange(lowest, highest + 1)).tolist()))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
     ax.yaxis.set_minor_locator(NullLocator())
     ax.set_xlabel("pair index i")

@@ -7,6 +7,7 @@ nor the lab.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -25,7 +26,7 @@ __all__ = [
 ]
 
 #: Colour, line style and marker of each lab method: told apart by colour and by shape.
-METHOD_STYLES: dict[str, dict[str, object]] = {
+METHOD_STYLES: dict[str, dict[str, Any]] = {
     "nope": {"color": "#555555", "linestyle": ":", "marker": "x"},
     "sinusoidal": {"color": OKABE_ITO[0], "linestyle": "-", "marker": "o"},
     "learned": {"color": OKABE_ITO[4], "linestyle": "--", "marker": "s"},
@@ -43,7 +44,7 @@ _LABELS = {
 }
 
 
-def _style(name: str) -> dict[str, object]:
+def _style(name: str) -> dict[str, Any]:
     return METHOD_STYLES.get(name, {"color": "0.3", "linestyle": "-", "marker": "."})
 
 

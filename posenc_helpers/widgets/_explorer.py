@@ -16,7 +16,7 @@ update only draws the moving artists over it ("blitting").
 from __future__ import annotations
 
 import io
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 import ipywidgets as widgets
@@ -73,8 +73,9 @@ class FigureExplorer:
     def _setup(self) -> None:
         raise NotImplementedError
 
-    def _update(self, **values: Any) -> str:
-        raise NotImplementedError
+    #: Move the artists for the control values (passed by keyword: each subclass names its
+    #: controls as parameters) and return the status line.
+    _update: Callable[..., str]
 
     @classmethod
     def demo(cls) -> tuple[FigureExplorer, list[dict[str, Any]]]:
@@ -110,6 +111,7 @@ class FigureExplorer:
         """Redraw the figure for the current values and update the status line."""
         self.status.value = self._update(**self.values)
         canvas = self.figure.canvas
+        assert isinstance(canvas, FigureCanvasAgg)  # set in __init__: Agg's blitting and buffer
         dynamic = list(self._dynamic_artists())
         if not dynamic:
             canvas.draw()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import ipywidgets as widgets
 import numpy as np
 from matplotlib.ticker import FixedLocator, LogFormatterMathtext, NullLocator
@@ -113,7 +115,7 @@ class NaivePositionsExplorer(FigureExplorer):
         """The chapter 02 set-up (1000 tokens, width 64, scale 1) and a sweep of both controls."""
         embeddings = np.random.default_rng(0).normal(size=(1000, 64))
         explorer = cls(embeddings)
-        changes = [{"length": n} for n in (2, 5, 10, 20, 50, 100, 200, 500, 50)]
+        changes: list[dict[str, Any]] = [{"length": n} for n in (2, 5, 10, 20, 50, 100, 200, 500, 50)]
         changes += [{"scale": s} for s in (0.01, 0.1, 1.0, 10.0, 1.0)]
         return explorer, changes
 
@@ -122,7 +124,7 @@ class NaivePositionsExplorer(FigureExplorer):
         typical = self.controls["scale"].value * self.typical_norm
         return int(np.ceil(typical / np.sqrt(self.d)))
 
-    def _ratio(self, positions: np.ndarray, scale: float) -> np.ndarray:
+    def _ratio(self, positions: Any, scale: float) -> Any:  # a float for a float, an array for an array
         return positions * np.sqrt(self.d) / (scale * self.typical_norm)
 
     def _setup(self) -> None:
@@ -166,10 +168,10 @@ class NaivePositionsExplorer(FigureExplorer):
         ax.set_yscale("log")
         low, high = 10.0 ** np.array(_SCALE_EXPONENTS)
         ax.set_xlim(0.8, self.max_length * 1.25)
-        ax.set_ylim(0.5 * self._ratio(1.0, high), 2.0 * self._ratio(self.max_length - 1.0, low))
+        ax.set_ylim(0.5 * self._ratio(1.0, float(high)), 2.0 * self._ratio(self.max_length - 1.0, float(low)))
         # Fixed decade ticks and no minor ticks: log axes otherwise spend most of a redraw on ticks.
         for axis, top in ((ax.xaxis, self.max_length * 1.25), (ax.yaxis, ax.get_ylim()[1])):
-            axis.set_major_locator(FixedLocator(10.0 ** np.arange(-3, np.ceil(np.log10(top)) + 1)))
+            axis.set_major_locator(FixedLocator((10.0 ** np.arange(-3, np.ceil(np.log10(top)) + 1)).tolist()))
             axis.set_major_formatter(LogFormatterMathtext())
             axis.set_minor_locator(NullLocator())
         ax.set_xlabel("position t (tokens)")

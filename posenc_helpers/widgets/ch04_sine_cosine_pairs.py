@@ -131,7 +131,7 @@ class SinusoidalExplorer(FigureExplorer):
         self.ax_waves.set_yscale("log")
         self.ax_waves.set_ylim(1.0, 2 * np.pi * max(BASES) * 5)
         # Fixed decades, no minor ticks: the limits never change, so neither do the ticks.
-        self.ax_waves.yaxis.set_major_locator(FixedLocator(10.0 ** np.arange(0, 8)))
+        self.ax_waves.yaxis.set_major_locator(FixedLocator((10.0 ** np.arange(0, 8)).tolist()))
         self.ax_waves.yaxis.set_minor_locator(NullLocator())
         self.ax_waves.set_xlabel("pair index k")
         self.ax_waves.set_ylabel("wavelength (tokens)")

@@ -147,7 +147,7 @@ class T5BucketExplorer(FigureExplorer):
         widths.yaxis.set_major_formatter(FixedFormatter(["1", "10", "100"]))  # no mathtext
         widths.yaxis.set_minor_locator(NullLocator())
         widths.xaxis.set_major_locator(MaxNLocator(nbins=4, integer=True))
-        ax.xaxis.set_major_locator(FixedLocator(np.arange(-300, 301, 100)))
+        ax.xaxis.set_major_locator(FixedLocator(np.arange(-300, 301, 100).tolist()))
         widths.set_xlabel("bucket (keys before the query)")
         widths.set_ylabel("distances in the bucket (tokens)")
         fig.text(0.86, 0.94, "bucket widths", ha="center", va="center", fontsize=10)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import ipywidgets as widgets
 import numpy as np
+from matplotlib.artist import Artist
 
 from .._validation import require_count, require_even_width, require_positive_real
 from ..plotting.ch07_rope import BOUND_COLOUR, SCORE_COLOURS, SCORE_STYLES
@@ -126,7 +129,7 @@ class RopeDecayExplorer(FigureExplorer):
     def demo(cls) -> tuple[RopeDecayExplorer, list[dict]]:
         """The chapter 07 set-up (``head_dim = 128``, base 10000) and a sweep of both controls."""
         explorer = cls()
-        changes = [{"head_dim": d} for d in (16, 32, 64, 256, 128)]
+        changes: list[dict[str, Any]] = [{"head_dim": d} for d in (16, 32, 64, 256, 128)]
         changes += [{"base": float(b)} for b in (10.0, 100.0, 1000.0, 1e5, 1e6, 1e4)]
         return explorer, changes
 
@@ -170,12 +173,14 @@ class RopeDecayExplorer(FigureExplorer):
         self.scores_title = fig.text(0.77, 0.95, "", ha="center", va="center", fontsize=10.5)
         # What changes from frame to frame, in the order a full draw paints it (by zorder:
         # lines, then the spines and the legend above them, then the figure texts).
-        self._dynamic = [self.bound_line, self.random_line, self.slowest_line]
+        self._dynamic: list[Artist] = [self.bound_line, self.random_line, self.slowest_line]
         for axes in (self.ax_bound, self.ax_scores):
             self._dynamic += [spine for spine in axes.spines.values() if spine.get_visible()]
-        self._dynamic += [self.ax_scores.get_legend(), self.bound_title, self.scores_title]
+        legend = self.ax_scores.get_legend()
+        assert legend is not None  # drawn above
+        self._dynamic += [legend, self.bound_title, self.scores_title]
 
-    def _dynamic_artists(self) -> list:
+    def _dynamic_artists(self) -> list[Artist]:
         return self._dynamic
 
     def _background_key(self) -> int:

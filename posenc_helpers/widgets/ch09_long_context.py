@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import ipywidgets as widgets
 import numpy as np
+from matplotlib.artist import Artist
 from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
 
 from .._validation import require_count, require_even_width, require_positive_real
@@ -107,7 +109,7 @@ class RopeScalingExplorer(FigureExplorer):
     def demo(cls) -> tuple[RopeScalingExplorer, list[dict]]:
         """The chapter 09 defaults (d = 128, base 10000, L = 4096) and every method and scale."""
         explorer = cls()
-        changes = [{"factor": f} for f in FACTORS]
+        changes: list[dict[str, Any]] = [{"factor": f} for f in FACTORS]
         changes += [{"method": m} for _, m in METHODS]
         changes += [{"factor": f} for f in (2.0, 32.0)]
         changes.append({"method": "linear", "factor": 8.0})
@@ -136,12 +138,12 @@ class RopeScalingExplorer(FigureExplorer):
         self.ax_waves.set_ylim(low, high)
         # Fixed ticks with plain-text labels: locators and mathtext labels cost more than the curves.
         decades = np.arange(round(math.log10(low)), round(math.log10(high)) + 1)
-        self.ax_waves.yaxis.set_major_locator(FixedLocator(10.0**decades))
+        self.ax_waves.yaxis.set_major_locator(FixedLocator((10.0**decades).tolist()))
         self.ax_waves.yaxis.set_major_formatter(FixedFormatter([f"1e{int(e)}" for e in decades]))
         self.ax_waves.yaxis.set_minor_locator(NullLocator())
         x_ticks = np.arange(0, self.theta.size, max(self.theta.size // 4, 1))
         for ax in (self.ax_waves, self.ax_stretch):
-            ax.xaxis.set_major_locator(FixedLocator(x_ticks))
+            ax.xaxis.set_major_locator(FixedLocator(x_ticks.tolist()))
             ax.xaxis.set_major_formatter(FixedFormatter([str(int(x)) for x in x_ticks]))
         self.ax_waves.set_xlim(-0.5, self.theta.size - 0.5)
         self.ax_waves.set_xlabel("pair index i")
@@ -168,7 +170,7 @@ class RopeScalingExplorer(FigureExplorer):
         # Only these change with the controls; everything else is drawn once (blitting, see FigureExplorer).
         self._dynamic = (self.wave_line, self.new_line, self.stretch_line, self.factor_line, self.ax_waves.title)
 
-    def _dynamic_artists(self) -> list:
+    def _dynamic_artists(self) -> tuple[Artist, ...]:
         # Axes, ticks, labels and legends do not depend on the controls; these do.
         return self._dynamic
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import ipywidgets as widgets
 import numpy as np
 from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
@@ -86,7 +88,7 @@ class OffsetHeadExplorer(FigureExplorer):
     def demo(cls) -> tuple[OffsetHeadExplorer, list[dict]]:
         """The chapter 10 set-up (64 and 10 000 tokens) and a sweep of every control."""
         explorer = cls()
-        changes = [{"offset": p} for p in (0, 1, 6, 12, 3)]
+        changes: list[dict[str, Any]] = [{"offset": p} for p in (0, 1, 6, 12, 3)]
         changes += [{"d_model": w} for w in WIDTHS] + [{"d_model": 64}]
         changes += [{"temperature": t} for t in TEMPERATURES] + [{"temperature": 0.25}]
         return explorer, changes
@@ -137,7 +139,7 @@ class OffsetHeadExplorer(FigureExplorer):
         far.set_xlim(1.0, self.long_length)
         far.set_ylim(-0.03, 1.05)
         decades = 10.0 ** np.arange(0, int(np.log10(self.long_length)) + 1)
-        far.xaxis.set_major_locator(FixedLocator(decades))
+        far.xaxis.set_major_locator(FixedLocator(decades.tolist()))
         # plain labels: log-scale's default 10^k labels go through mathtext, slow to draw
         far.xaxis.set_major_formatter(FixedFormatter([f"{int(x):,}" for x in decades]))
         far.xaxis.set_minor_locator(NullLocator())

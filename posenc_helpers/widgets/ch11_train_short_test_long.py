@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import ipywidgets as widgets
 import numpy as np
@@ -99,7 +100,7 @@ class LengthExplorer(FigureExplorer):
             "alibi": 0 * past,
         }
         explorer = cls({name: 2.3 + shape for name, shape in shapes.items()}, 64)
-        changes = [{"method": name} for name in shapes] + [{"multiple": m} for m in MULTIPLES]
+        changes: list[dict[str, Any]] = [{"method": name} for name in shapes] + [{"multiple": m} for m in MULTIPLES]
         changes += [{"method": "rope", "multiple": 16}, {"multiple": 2}]
         return explorer, changes
 
