@@ -21,74 +21,61 @@ module                               what it is for
 ===================================  ===============================================
 
 ``python -m tools.course`` is the command line (:mod:`tools.course.__main__`). The
-names below are the ones the tests, the benchmarks and the instructor guide use.
+names below, the ones the tests and the benchmarks use, are imported from their
+module when first used, so that ``python -m tools.course.numbers`` and ``python -m
+tools.course.grade`` run their module once.
 """
 
 from __future__ import annotations
 
-from tools.course.citations import citation_labels, plain_name
-from tools.course.common import DEFAULT_OUT, MARKER, NOTEBOOKS, ROOT, assignment_name, chapter_of
-from tools.course.markdown import plain_exercises, plain_markdown
-from tools.course.nbgrader import (
-    course_notebook,
-    course_notebook_with_roles,
-    hidden_tests,
-    nbgrader_config,
-    nbgrader_metadata,
-    record_call,
-    run_nbgrader,
-    without_check_calls,
-    write_course,
-)
-from tools.course.numbers import (
-    book_targets,
-    equation_numbers,
-    exercise_numbers,
-    page_numbers,
-    statement_numbers,
-    with_enumerators,
-)
-from tools.course.otter import otter_notebook, otter_requirements, otter_test, write_otter
-from tools.course.record import Exercise, chapters_with_exercises, read_exercises, read_notebook, split_solutions
-from tools.course.student import student_config, student_requirements, write_student_branch, write_student_copies
+import importlib
+from typing import Any
 
-__all__ = [
-    "DEFAULT_OUT",
-    "MARKER",
-    "NOTEBOOKS",
-    "ROOT",
-    "Exercise",
-    "assignment_name",
-    "book_targets",
-    "chapter_of",
-    "chapters_with_exercises",
-    "citation_labels",
-    "course_notebook",
-    "course_notebook_with_roles",
-    "equation_numbers",
-    "exercise_numbers",
-    "hidden_tests",
-    "nbgrader_config",
-    "nbgrader_metadata",
-    "otter_notebook",
-    "otter_requirements",
-    "otter_test",
-    "page_numbers",
-    "plain_exercises",
-    "plain_markdown",
-    "plain_name",
-    "read_exercises",
-    "read_notebook",
-    "record_call",
-    "run_nbgrader",
-    "split_solutions",
-    "statement_numbers",
-    "student_config",
-    "student_requirements",
-    "with_enumerators",
-    "without_check_calls",
-    "write_course",
-    "write_otter",
-    "write_student_branch",
-    "write_student_copies",
-]
+#: Public name -> the module of tools.course that defines it.
+_HOME = {
+    "citation_labels": "citations",
+    "plain_name": "citations",
+    "DEFAULT_OUT": "common",
+    "MARKER": "common",
+    "NOTEBOOKS": "common",
+    "ROOT": "common",
+    "assignment_name": "common",
+    "chapter_of": "common",
+    "plain_exercises": "markdown",
+    "plain_markdown": "markdown",
+    "course_notebook": "nbgrader",
+    "course_notebook_with_roles": "nbgrader",
+    "hidden_tests": "nbgrader",
+    "nbgrader_config": "nbgrader",
+    "nbgrader_metadata": "nbgrader",
+    "record_call": "nbgrader",
+    "run_nbgrader": "nbgrader",
+    "without_check_calls": "nbgrader",
+    "write_course": "nbgrader",
+    "book_targets": "numbers",
+    "equation_numbers": "numbers",
+    "exercise_numbers": "numbers",
+    "page_numbers": "numbers",
+    "statement_numbers": "numbers",
+    "with_enumerators": "numbers",
+    "otter_notebook": "otter",
+    "otter_requirements": "otter",
+    "otter_test": "otter",
+    "write_otter": "otter",
+    "Exercise": "record",
+    "chapters_with_exercises": "record",
+    "read_exercises": "record",
+    "read_notebook": "record",
+    "split_solutions": "record",
+    "student_config": "student",
+    "student_requirements": "student",
+    "write_student_branch": "student",
+    "write_student_copies": "student",
+}
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module 'tools.course' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"tools.course.{_HOME[name]}"), name)
