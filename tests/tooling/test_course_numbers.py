@@ -163,14 +163,6 @@ def test_numref_formats_come_from_the_book_configuration(tmp_path):
 
 
 def test_the_closing_sections_are_the_ones_the_website_leaves_unnumbered():
-    import importlib
+    from tools.site.numbering import UNNUMBERED_SECTIONS as WEBSITE
 
-    # The Sphinx side: tools/section_numbers.py, moving into tools/site (issue 29).
-    for name in ("tools.site.numbering", "tools.section_numbers"):
-        try:
-            website = importlib.import_module(name).UNNUMBERED_SECTIONS
-        except ModuleNotFoundError:
-            continue
-        assert website == UNNUMBERED_SECTIONS
-        return
-    pytest.fail("no Sphinx extension defines UNNUMBERED_SECTIONS")
+    assert WEBSITE == UNNUMBERED_SECTIONS
