@@ -125,7 +125,7 @@ class PositionReport:
     anchor_field: str | None = None
 
     def to_text(self) -> str:
-        """The report in plain words, one fact a line (:func:`~posenc_helpers.configs.reporting.explain`)."""
+        """The report in plain words, one fact a line (``posenc_helpers.configs.explain``)."""
         from .reporting import explain  # reporting reads configs into records: imported when needed
 
         return explain(self)
