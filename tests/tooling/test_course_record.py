@@ -159,9 +159,10 @@ def test_bad_arguments_are_refused():
 
 
 def test_the_book_writes_no_nbgrader_metadata_and_every_chapter_has_exercises():
-    """Authors write only the exercise metadata (the parser refuses nbgrader's); chapter 01
-    to 12 all have graded exercises."""
+    """Authors write only the exercise metadata (the parser refuses nbgrader's); every
+    chapter (at least the twelve of 00f978b) has graded exercises."""
     paths = sorted(course.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
     for path in paths:
         assert '"nbgrader"' not in path.read_text(encoding="utf-8"), path.name
-    assert [path.name[:2] for path in course.chapters_with_exercises()] == [f"{n:02d}" for n in range(1, 13)]
+    assert len(paths) >= 12
+    assert [path.name for path in course.chapters_with_exercises()] == [path.name for path in paths]
