@@ -81,7 +81,9 @@ def _text(cell: nbformat.NotebookNode) -> str:
 
 
 def test_every_chapter_with_exercises_is_in_the_course():
-    assert [assignment_name(path) for path in CHAPTERS] == [f"ch{n:02d}" for n in range(1, 13)]
+    notebooks = sorted(CHAPTERS[0].parent.glob("[0-9][0-9]_*.ipynb"))
+    assert len(notebooks) >= 12
+    assert [assignment_name(path) for path in CHAPTERS] == [f"ch{path.name[:2]}" for path in notebooks]
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
