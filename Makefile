@@ -201,10 +201,10 @@ browser-only:
 	$(PY) -m pytest tests/browser -q -rs -p no:nbval --confcutdir=tests/browser
 
 audit: $(BOOK_STAMP)
-	$(PY) tools/nbtools.py audit $(NOTEBOOKS)
+	$(PY) -m tools.nbtools audit $(NOTEBOOKS)
 
 notebooks: $(READER_STAMP)
-	$(PY) tools/nbtools.py execute $(NOTEBOOKS)
+	$(PY) -m tools.nbtools execute $(NOTEBOOKS)
 
 lab: $(READER_STAMP)
 	$(BIN)/jupyter lab --notebook-dir=. notebooks/
@@ -249,7 +249,7 @@ test-student-book: $(STAMP) student-book
 
 # Each notebook's MyST Markdown twin in notebooks/text/ (make notebooks writes them too).
 text: $(BOOK_STAMP)
-	$(PY) tools/nbtools.py text $(NOTEBOOKS)
+	$(PY) -m tools.nbtools text $(NOTEBOOKS)
 
 # A new chapter from the templates in tools/templates/chapter (tools/new_chapter.py): the
 # notebook and its twin, the three subpackage modules and their exports, the test file and
@@ -260,10 +260,10 @@ chapter: $(STAMP)
 	$(PY) -m tools.new_chapter $(NN) $(NAME) $(if $(TITLE),--title "$(TITLE)") $(if $(PART),--part "$(PART)") \
 	    $(if $(FORCE),--force)
 	$(MAKE) --no-print-directory sync-setup
-	$(PY) tools/nbtools.py execute notebooks/$(NN)_$(NAME).ipynb
+	$(PY) -m tools.nbtools execute notebooks/$(NN)_$(NAME).ipynb
 
 sync-setup: $(STAMP)
-	$(PY) tools/nbtools.py sync-setup $(NOTEBOOKS)
+	$(PY) -m tools.nbtools sync-setup $(NOTEBOOKS)
 	$(PY) -m tools.course.numbers $(NOTEBOOKS)
 
 # Regenerate constraints.txt from the direct pins for the oldest supported Python,

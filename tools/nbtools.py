@@ -2,11 +2,11 @@
 
 Usage (from the repository root, inside the project's virtual environment)::
 
-    python tools/nbtools.py execute notebooks/*.ipynb       # re-run in place, fresh kernel each
-    python tools/nbtools.py audit notebooks/*.ipynb         # report problems, exit 1 if any
-    python tools/nbtools.py measure notebooks/*.ipynb       # time and peak memory, nothing written
-    python tools/nbtools.py sync-setup notebooks/*.ipynb    # (re)write the Colab set-up cell from _config.yml
-    python tools/nbtools.py text notebooks/*.ipynb          # (re)write the MyST Markdown twin of each notebook
+    python -m tools.nbtools execute notebooks/*.ipynb       # re-run in place, fresh kernel each
+    python -m tools.nbtools audit notebooks/*.ipynb         # report problems, exit 1 if any
+    python -m tools.nbtools measure notebooks/*.ipynb       # time and peak memory, nothing written
+    python -m tools.nbtools sync-setup notebooks/*.ipynb    # (re)write the Colab set-up cell from _config.yml
+    python -m tools.nbtools text notebooks/*.ipynb          # (re)write the MyST Markdown twin of each notebook
 
 Every notebook ``notebooks/NN_name.ipynb`` has a text twin
 ``notebooks/text/NN_name.md`` (MyST Markdown, written by jupytext) that holds the
@@ -35,9 +35,7 @@ from pathlib import Path
 
 import nbformat
 
-if not __package__:  # run as a script (tools/nbtools.py): make the package tools importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tools import release  # noqa: E402
+from . import release
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL_NAME = "python3"
@@ -260,7 +258,8 @@ def measure(paths: list[Path]) -> list[tuple[Path, float, float]]:
     rows = []
     for path in paths:
         result = subprocess.run(
-            [sys.executable, __file__, "_measure_one", str(path)],
+            [sys.executable, "-m", "tools.nbtools", "_measure_one", str(path.resolve())],
+            cwd=ROOT,
             check=True,
             capture_output=True,
             text=True,
