@@ -12,8 +12,13 @@ module                          idea
 :mod:`.sinusoidal`              sine-only and sine/cosine encodings, ``M(phi)``
 :mod:`.rope`                    rotary embeddings
 :mod:`.rope_analysis`           RoPE's matrix, layout permutation, decay bound and scores
-:mod:`.rope_2d`                 RoPE with several position axes: 2-D axial RoPE, M-RoPE
-:mod:`.long_context`            RoPE frequency rescaling (PI, NTK, dynamic, YaRN, llama3, LongRoPE)
+:mod:`.rope_2d`                 RoPE with several position axes: 2-D axial RoPE, M-RoPE (sectioned, interleaved)
+:mod:`.long_context`            RoPE frequency rescaling (PI, NTK, dynamic, YaRN, llama3, LongRoPE, p-RoPE)
+:mod:`.partial_rotary`          which features turn: ordinary partial rotary against proportional p-RoPE
+:mod:`.mla`                     multi-head latent attention's decoupled RoPE (DeepSeek)
+:mod:`.kv_cache`                re-rotating cached keys for a position shift, attention-sink caches
+:mod:`.packing`                 position ids and masks of packed documents
+:mod:`.attention_scaling`       logit scales that grow with position (Qwen's log-n, Llama 4's temperature)
 :mod:`.base_bound`              Men et al.'s criterion for the RoPE base, unrotated features included
 :mod:`.alibi`                   linear attention biases
 :mod:`.relative`                T5 relative-position buckets
@@ -32,6 +37,7 @@ module                          idea
 
 from .alibi import alibi_bias, alibi_bias_shifted, alibi_slopes
 from .attention import scaled_dot_product_attention, softmax
+from .attention_scaling import llama4_attention_scale, logn_attention_scale
 from .base_bound import first_negative_distance, men_criterion, smallest_passing_base
 from .binning import log_binned
 from .checklist import (
@@ -49,6 +55,7 @@ from .checklist import (
 from .collisions import collision_scan
 from .configs import PositionReport, describe, shipped_configs
 from .encoders import method_encoders
+from .kv_cache import rerotate_keys, sink_cache_positions
 from .learned import (
     clipped_relative_positions,
     learned_encoding,
@@ -58,12 +65,15 @@ from .learned import (
 )
 from .long_context import scaled_rope_frequencies, unseen_angle_pairs
 from .metrics import linear_shift_fit, min_pairwise_distance
+from .mla import mla_scores
 from .offset_head import offset_head_closed_form, offset_head_profile, offset_head_weights, offset_score
+from .packing import packed_attention_mask, packed_position_ids
+from .partial_rotary import partial_rotary_pairs
 from .positions import integer_positions, normalized_positions
 from .precision import angle_errors, colliding_positions, rope_angles, round_to_bfloat16, round_to_precision
 from .relative import t5_relative_bucket
 from .rope import apply_rope, rope_frequencies
-from .rope_2d import axial_rope, multimodal_rope
+from .rope_2d import axial_rope, mrope_pair_axes, multimodal_rope
 from .rope_analysis import (
     rope_decay_bound,
     rope_decay_scores,
@@ -101,8 +111,17 @@ __all__ = [
     "rope_slowest_pair_vector",
     "axial_rope",
     "multimodal_rope",
+    "mrope_pair_axes",
     "scaled_rope_frequencies",
     "unseen_angle_pairs",
+    "partial_rotary_pairs",
+    "mla_scores",
+    "rerotate_keys",
+    "sink_cache_positions",
+    "packed_position_ids",
+    "packed_attention_mask",
+    "llama4_attention_scale",
+    "logn_attention_scale",
     "men_criterion",
     "first_negative_distance",
     "smallest_passing_base",

@@ -33,6 +33,15 @@ strings of Hugging Face ``transformers`` configs where one exists.
     run time, once, so (like dynamic NTK) it is not a fixed rule: keys cached
     before it were rotated with the short factors.
 
+``"proportional"``  (p-RoPE, Barbero et al., ICLR 2025; Gemma 4's global layers)
+    only the first ``int(partial_rotary_factor * head_dim // 2)`` pairs turn,
+    at ``base**(-2i / head_dim)``: the exponent's denominator stays the *full*
+    head width, and the remaining pairs get frequency zero (they never turn).
+    Every frequency is divided by ``factor`` (default 1). Ordinary partial
+    rotary (GPT-NeoX, Qwen3-Next) instead rotates ``r = head_dim *
+    partial_rotary_factor`` features at ``base**(-2i / r)``: see
+    :func:`~posenc_helpers.partial_rotary_pairs` for the two side by side.
+
 ``L`` (``original_max_len``) is the length the rule is anchored to, Hugging
 Face's ``original_max_position_embeddings``: the context of the model being
 extended, not necessarily the length the released model was trained on.
@@ -59,7 +68,7 @@ from .rope import rope_frequencies
 
 __all__ = ["scaled_rope_frequencies", "unseen_angle_pairs"]
 
-SCALING_METHODS = ("linear", "ntk", "dynamic", "yarn", "llama3", "longrope")
+SCALING_METHODS = ("linear", "ntk", "dynamic", "yarn", "llama3", "longrope", "proportional")
 
 # Which keyword arguments each method cannot do without (factor is special for
 # "longrope": an explicit attention_factor makes it unnecessary).
@@ -70,6 +79,7 @@ _REQUIRED = {
     "yarn": ("factor", "original_max_len"),
     "llama3": ("factor", "original_max_len", "low_freq_factor", "high_freq_factor"),
     "longrope": ("original_max_len", "short_factor", "long_factor"),
+    "proportional": (),
 }
 
 
@@ -146,6 +156,28 @@ def _longrope(head_dim: int, base: float, pair_factors: np.ndarray) -> np.ndarra
     return 1.0 / (pair_factors * base**exponent)
 
 
+def _proportional(head_dim: int, base: float, partial_rotary_factor: float, factor: float) -> np.ndarray:
+    """Hugging Face's ``_compute_proportional_rope_parameters``, in float64."""
+    rope_angles = int(partial_rotary_factor * head_dim // 2)
+    inv_freq = np.zeros(head_dim // 2, dtype=np.float64)
+    inv_freq[:rope_angles] = 1.0 / base ** (np.arange(0, 2 * rope_angles, 2, dtype=np.float64) / head_dim)
+    return inv_freq / factor
+
+
+def _require_partial_rotary_factor(method: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    if method != "proportional":
+        raise ValueError(
+            f"partial_rotary_factor applies only to method='proportional' (for ordinary partial rotary give "
+            f"the rotated width as head_dim), got partial_rotary_factor={value!r} with method={method!r}"
+        )
+    value = require_positive_real(value, "partial_rotary_factor")
+    if value > 1.0:
+        raise ValueError(f"partial_rotary_factor must be in (0, 1] (the share of pairs that turn), got {value!r}")
+    return value
+
+
 def _longrope_attention_factor(factor: float, original_max_len: int) -> float:
     return 1.0 if factor <= 1.0 else math.sqrt(1.0 + math.log(factor) / math.log(original_max_len))
 
@@ -166,8 +198,9 @@ def scaled_rope_frequencies(
     short_factor: ArrayLike | None = None,
     long_factor: ArrayLike | None = None,
     attention_factor: float | None = None,
+    partial_rotary_factor: float | None = None,
 ) -> tuple[np.ndarray, float]:
-    """RoPE frequencies rescaled for a context ``factor`` times longer.
+    """RoPE frequencies rescaled for a context ``factor`` times longer, or proportional (p-RoPE).
 
     Parameters
     ----------
@@ -176,11 +209,12 @@ def scaled_rope_frequencies(
         the rotary width of a partially rotary model); a positive even integer.
     base : float, optional
         RoPE base of the original model, ``> 0``. Default 10000.
-    method : {"linear", "ntk", "dynamic", "yarn", "llama3", "longrope"}
+    method : {"linear", "ntk", "dynamic", "yarn", "llama3", "longrope", "proportional"}
         The rescaling rule (see the module docstring).
     factor : float, optional
         The scale ``s > 0``: new context length over original context length.
-        Required by every method except ``"longrope"``, which uses it only for
+        Required by every method except ``"proportional"`` (default 1 there:
+        every frequency divided by it) and ``"longrope"``, which uses it only for
         its attention factor (give ``max_position_embeddings /
         original_max_position_embeddings`` there, as Hugging Face derives it
         for Phi-3 configs that state no factor).
@@ -214,14 +248,22 @@ def scaled_rope_frequencies(
     attention_factor : float, optional
         For ``"yarn"`` and ``"longrope"``: the logit scale to use instead of the
         method's default formula, ``> 0``.
+    partial_rotary_factor : float, optional
+        ``"proportional"`` only: the share of the ``head_dim // 2`` pairs that
+        turn, in ``(0, 1]`` (default 1, plain RoPE). Gemma 4's global layers use
+        0.25 with ``head_dim`` 512: 64 of 256 pairs turn.
 
     Returns
     -------
     inv_freq : numpy.ndarray
         Shape ``(head_dim // 2,)``, the frequencies to pass to
-        :func:`~posenc_helpers.apply_rope` as ``inv_freq``.
+        :func:`~posenc_helpers.apply_rope` as ``inv_freq`` (for
+        ``"proportional"``, zeros for the pairs that do not turn; use
+        ``layout="half"`` for Gemma 4's pairing of feature ``i`` with
+        ``i + head_dim/2``).
     attention_factor : float
-        ``1.0`` for ``"linear"``, ``"ntk"``, ``"dynamic"`` and ``"llama3"``;
+        ``1.0`` for ``"linear"``, ``"ntk"``, ``"dynamic"``, ``"llama3"`` and
+        ``"proportional"``;
         ``0.1 * ln(s) + 1`` for ``"yarn"`` and ``sqrt(1 + ln(s) / ln(L))`` for
         ``"longrope"`` when ``s > 1`` (1.0 when ``s <= 1``), unless given.
 
@@ -232,16 +274,18 @@ def scaled_rope_frequencies(
         parameter the method requires that is missing (the message names it),
         a ``factor`` that is not ``> 0``, ``beta_fast <= beta_slow``,
         ``high_freq_factor <= low_freq_factor``, pair factors of the wrong
-        length or not ``> 0``, or an ``attention_factor`` for a method that has
-        none.
+        length or not ``> 0``, an ``attention_factor`` for a method that has
+        none, or a ``partial_rotary_factor`` outside ``(0, 1]`` or given to a
+        method other than ``"proportional"``.
 
     Notes
     -----
     The formulas are those of Hugging Face ``transformers`` 4.56.0
     (``src/transformers/modeling_rope_utils.py``: ``_compute_yarn_parameters``,
     ``_compute_llama3_parameters``, ``_compute_dynamic_ntk_parameters``,
-    ``_compute_longrope_parameters``) for the same parameter values, computed
-    in float64 rather than float32. Which values a config yields is
+    ``_compute_longrope_parameters``; ``_compute_proportional_rope_parameters``
+    of transformers v5, which Gemma 4 introduced) for the same parameter
+    values, computed in float64 rather than float32. Which values a config yields is
     :func:`~posenc_helpers.describe`'s business; there the releases differ
     (before 4.56, YaRN replaced ``factor`` by ``max_position_embeddings /
     original_max_position_embeddings`` whenever the latter was given).
@@ -274,7 +318,10 @@ def scaled_rope_frequencies(
        M. Yang, "LongRoPE: Extending LLM Context Window Beyond 2 Million
        Tokens", ICML 2024 (arXiv:2402.13753).
     .. [6] Hugging Face, transformers 4.56.0, ``src/transformers/modeling_rope_utils.py``
-       (the ``rope_type`` implementations).
+       (the ``rope_type`` implementations); transformers v5 for ``"proportional"``.
+    .. [7] F. Barbero, A. Vitvitskyi, C. Perivolaropoulos, R. Pascanu,
+       P. Veličković, "Round and Round We Go! What makes Rotary Positional
+       Encodings useful?", ICLR 2025 (arXiv:2410.06205): p-RoPE.
 
     Examples
     --------
@@ -310,6 +357,11 @@ def scaled_rope_frequencies(
     ...     short_factor=[1.0, 1.0], long_factor=[1.0, 4.0], seq_len=5000)
     >>> inv, round(attn, 4)
     (array([1.    , 0.0025]), 1.1902)
+
+    Proportional (p-RoPE): half of 4 pairs turn, over the full width 8:
+
+    >>> scaled_rope_frequencies(8, method="proportional", partial_rotary_factor=0.5)
+    (array([1. , 0.1, 0. , 0. ]), 1.0)
     """
     head_dim = require_even_width(head_dim, "head_dim")
     base = require_positive_real(base, "base")
@@ -339,7 +391,11 @@ def scaled_rope_frequencies(
     short = None if short_factor is None else _require_pair_factors(short_factor, "short_factor", pairs)
     long = None if long_factor is None else _require_pair_factors(long_factor, "long_factor", pairs)
     attention_factor = _require_attention_factor(method, attention_factor, factor, original_max_len)
+    partial_rotary_factor = _require_partial_rotary_factor(method, partial_rotary_factor)
 
+    if method == "proportional":
+        share = 1.0 if partial_rotary_factor is None else partial_rotary_factor
+        return _proportional(head_dim, base, share, 1.0 if factor is None else factor), 1.0
     original = rope_frequencies(head_dim, base=base)
     if method == "linear":
         assert factor is not None

@@ -13,7 +13,11 @@ frequency pair one of the coordinates:
     Qwen2-VL's M-RoPE: the head's ordinary RoPE frequencies, with consecutive
     sections of pairs following the temporal, height and width position. A text
     token has the same number on all three axes, and then M-RoPE is exactly
-    1-D RoPE.
+    1-D RoPE. Qwen3-VL and Qwen3.5 interleave the axes instead
+    (``arrangement="interleaved"``: pairs 0, 3, 6, ... follow time, 1, 4, 7, ...
+    height and 2, 5, 8, ... width, the leftover pairs time), so that every axis
+    gets fast and slow frequencies; :func:`mrope_pair_axes` says which pair
+    follows which axis.
 """
 
 from __future__ import annotations
@@ -24,10 +28,19 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import as_head_array, as_positions, as_real_array, describe_value, require_positive_real
+from ._validation import (
+    as_head_array,
+    as_positions,
+    as_real_array,
+    describe_value,
+    require_choice,
+    require_positive_real,
+)
 from .rope import apply_rope, rope_frequencies
 
-__all__ = ["axial_rope", "multimodal_rope"]
+__all__ = ["axial_rope", "multimodal_rope", "mrope_pair_axes"]
+
+MROPE_ARRANGEMENTS = ("sectioned", "interleaved")
 
 
 def _require_coordinate(values: ArrayLike, name: str, seq: int) -> np.ndarray:
@@ -143,6 +156,66 @@ def _require_sections(sections: Sequence[int], pairs: int) -> tuple[int, ...]:
     return tuple(int(n) for n in items)
 
 
+def mrope_pair_axes(sections: Sequence[int], *, arrangement: str = "sectioned") -> np.ndarray:
+    """Which position axis each frequency pair of M-RoPE follows.
+
+    Parameters
+    ----------
+    sections : sequence of int
+        How many pairs follow each axis (Hugging Face's ``mrope_section``),
+        integers ``>= 0``; their sum is the number of pairs ``head_dim // 2``.
+    arrangement : {"sectioned", "interleaved"}, optional
+        ``"sectioned"`` (Qwen2-VL, Qwen2.5-VL): consecutive blocks, axis 0 first.
+        ``"interleaved"`` (Qwen3-VL, Qwen3.5; three axes only): pair ``i`` follows
+        axis 1 if ``i % 3 == 1`` and ``i < 3 * sections[1]``, axis 2 if
+        ``i % 3 == 2`` and ``i < 3 * sections[2]``, else axis 0. Default
+        ``"sectioned"``.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64, shape ``(sum(sections),)``: the axis of each pair.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``sections`` is not a sequence of integers ``>= 0``, ``arrangement``
+        is unknown, or an interleaved arrangement is not of three axes or does
+        not give each axis exactly its section's count of pairs.
+
+    References
+    ----------
+    .. [1] Hugging Face, transformers, ``models/qwen3_vl/modeling_qwen3_vl.py``
+       (``Qwen3VLTextRotaryEmbedding.apply_interleaved_mrope``).
+
+    Examples
+    --------
+    >>> mrope_pair_axes([2, 1, 1]).tolist()
+    [0, 0, 1, 2]
+    >>> mrope_pair_axes([3, 2, 2], arrangement="interleaved").tolist()
+    [0, 1, 2, 0, 1, 2, 0]
+    """
+    arrangement = require_choice(arrangement, "arrangement", MROPE_ARRANGEMENTS)
+    if isinstance(sections, (str, bytes)) or not isinstance(sections, (Sequence, np.ndarray)):
+        raise TypeError(f"sections must be a sequence of integers >= 0, got {describe_value(sections)}")
+    parts = _require_sections(sections, sum(int(n) for n in sections if isinstance(n, numbers.Integral)))
+    pairs = sum(parts)
+    if arrangement == "sectioned":
+        return np.repeat(np.arange(len(parts)), parts).astype(np.int64)
+    if len(parts) != 3:
+        raise ValueError(f"sections must have three entries (time, height, width) when interleaved, got {parts}")
+    axes = np.zeros(pairs, dtype=np.int64)
+    for axis, offset in ((1, 1), (2, 2)):
+        axes[offset : 3 * parts[axis] : 3] = axis
+    counts = tuple(int(np.sum(axes == a)) for a in range(3))
+    if counts != parts:
+        raise ValueError(
+            f"sections {parts} cannot be interleaved over {pairs} pairs: pairs 1, 4, 7, ... and 2, 5, 8, ... "
+            f"up to 3 * section give the axes {counts} pairs"
+        )
+    return axes
+
+
 def multimodal_rope(
     x: ArrayLike,
     positions: ArrayLike,
@@ -150,6 +223,7 @@ def multimodal_rope(
     *,
     base: float = 10000.0,
     layout: str = "half",
+    arrangement: str = "sectioned",
 ) -> np.ndarray:
     """Multimodal RoPE (M-RoPE): consecutive sections of pairs follow different position axes.
 
@@ -175,6 +249,9 @@ def multimodal_rope(
     layout : {"interleaved", "half"}, optional
         Which features form a pair, as in :func:`~posenc_helpers.apply_rope`.
         Default ``"half"``, the Hugging Face layout Qwen2-VL uses.
+    arrangement : {"sectioned", "interleaved"}, optional
+        How the pairs are shared between the axes (:func:`mrope_pair_axes`):
+        consecutive sections (Qwen2-VL, default) or interleaved (Qwen3-VL).
 
     Returns
     -------
@@ -187,8 +264,9 @@ def multimodal_rope(
         If ``x`` is not a real array of at least two dimensions with an even
         last axis, ``positions`` is not a finite real array of shape
         ``(len(sections), seq)``, ``sections`` is not a sequence of integers
-        ``>= 0`` adding up to ``head_dim // 2``, ``base`` is not ``> 0`` or
-        ``layout`` is unknown.
+        ``>= 0`` adding up to ``head_dim // 2``, ``base`` is not ``> 0``,
+        ``layout`` or ``arrangement`` is unknown, or the sections cannot be
+        interleaved.
 
     See Also
     --------
@@ -219,6 +297,9 @@ def multimodal_rope(
     >>> same = np.array([[4.0, 5.0]] * 3)
     >>> bool(np.allclose(multimodal_rope(x, same, (1, 2, 1)), apply_rope(x, [4.0, 5.0], layout="half")))
     True
+    >>> bool(np.allclose(multimodal_rope(x, same, (2, 1, 1), arrangement="interleaved"),
+    ...                  apply_rope(x, [4.0, 5.0], layout="half")))
+    True
     """
     array = as_head_array(x)
     head_dim = array.shape[-1]
@@ -234,10 +315,9 @@ def multimodal_rope(
         raise ValueError("positions must be finite (no NaN or inf)")
     base = require_positive_real(base, "base")
     theta = rope_frequencies(head_dim, base=base)
-    edges = np.concatenate([[0], np.cumsum(parts)])
+    axis_of_pair = mrope_pair_axes(parts, arrangement=arrangement)
     out = np.asarray(array, dtype=np.float64) if not np.issubdtype(array.dtype, np.floating) else array
     for axis in range(len(parts)):
-        inv_freq = np.zeros_like(theta)
-        inv_freq[edges[axis] : edges[axis + 1]] = theta[edges[axis] : edges[axis + 1]]
+        inv_freq = np.where(axis_of_pair == axis, theta, 0.0)
         out = apply_rope(out, grid[axis], inv_freq=inv_freq, layout=layout)
     return out
