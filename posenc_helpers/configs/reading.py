@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import warnings
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -129,6 +130,7 @@ class _RopeFields:
     max_len: int  # max_position_embeddings
     original: int | None  # original_max_position_embeddings, if stated
     original_field: str  # the field the anchor length is read from
+    head_dim: int = 0  # the full head width (the proportional rule's denominator)
 
     def required_real(self, key: str) -> float:
         if self.rope.get(key) is None:
@@ -151,6 +153,7 @@ class _Rescaling:
     anchor_context: int | None = None  # the length L the rescaling formula is anchored to
     anchor_field: str | None = None
     notes: tuple[str, ...] = ()
+    original_inv_freq: np.ndarray | None = None  # where "before rescaling" is not rope_frequencies(rotary_width)
 
 
 def _read_default(f: _RopeFields) -> _Rescaling:
@@ -298,6 +301,29 @@ def _read_longrope(f: _RopeFields) -> _Rescaling:
     )
 
 
+def _read_proportional(f: _RopeFields) -> _Rescaling:
+    share = f.optional_real("partial_rotary_factor") or 1.0
+    factor = f.optional_real("factor") or 1.0
+    turning = f.rotary_width // 2
+    inv_freq, attention = scaled_rope_frequencies(
+        f.head_dim, base=f.base, method="proportional", partial_rotary_factor=share, factor=factor
+    )
+    plain, _ = scaled_rope_frequencies(f.head_dim, base=f.base, method="proportional", partial_rotary_factor=share)
+    return _Rescaling(
+        inv_freq=inv_freq[:turning],
+        original_inv_freq=plain[:turning],
+        extended_context=f.max_len,
+        attention_factor=attention,
+        factor=None if factor == 1.0 else factor,
+        notes=(
+            f"Proportional RoPE (p-RoPE): {turning} of {f.head_dim // 2} pairs turn, at base^(-2i/{f.head_dim}): "
+            f"the exponent runs over the full head width {f.head_dim}, not over the {f.rotary_width} rotated "
+            f"features as in ordinary partial rotary; the other {f.head_dim // 2 - turning} pairs have frequency "
+            f"0. Pairs join feature i and i + {f.head_dim // 2}.",
+        ),
+    )
+
+
 #: The reader of each ``rope_type``: its frequencies at the longest context, factor, anchor and notes.
 #: (``"mrope"``, Qwen2-VL's, is read as ``"default"``: plain frequencies, pairs split between three axes.)
 RESCALING_READERS: dict[str, Callable[[_RopeFields], _Rescaling]] = {
@@ -307,6 +333,7 @@ RESCALING_READERS: dict[str, Callable[[_RopeFields], _Rescaling]] = {
     "yarn": _read_yarn,
     "llama3": _read_llama3,
     "longrope": _read_longrope,
+    "proportional": _read_proportional,
 }
 ROPE_TYPES = tuple(RESCALING_READERS)
 
@@ -360,15 +387,42 @@ def _base(cfg: Mapping[str, Any], rope: Mapping[str, Any], where: str) -> float:
         base_source = cfg
         base_key = _first_present(cfg, "rope_theta", "rotary_emb_base", "global_rope_theta")
     if base_key is None:
-        raise ValueError(
-            "config field rope_theta is missing: RoPE needs its base (rope_theta, or rotary_emb_base for GPT-NeoX)"
+        warnings.warn(
+            f"config states no RoPE base (no rope_theta in {where} or at the top level, no rotary_emb_base): "
+            "this report assumes 10000, the default that code reading config.rope_theta falls back to; "
+            "check the model's own code before trusting it",
+            UserWarning,
+            stacklevel=3,
         )
+        return _ASSUMED_BASE
     return _get_real(base_source, base_key, path=base_key if base_source is cfg else f"{where}.{base_key}")
 
 
-def _rotary_widths(cfg: Mapping[str, Any], rope: Mapping[str, Any]) -> tuple[int, int, list[str]]:
-    """``(head_dim, rotary width, notes)``: the rotated share of each head."""
-    head_dim, rotary_width = _head_dims(cfg)
+_ASSUMED_BASE = 10000.0
+
+
+def _rotary_widths(
+    cfg: Mapping[str, Any], rope: Mapping[str, Any], rope_type: str = "default", head_dim_key: str | None = None
+) -> tuple[int, int, list[str]]:
+    """``(head_dim, rotary width, notes)``: the rotated share of each head.
+
+    For ``"proportional"`` the rotary width is twice the number of pairs that
+    turn, ``2 * int(partial_rotary_factor * head_dim // 2)``.
+    """
+    if head_dim_key is not None:  # Gemma 4: the global layers have their own, wider heads
+        head_dim, rotary_width = _get_int(cfg, head_dim_key), None
+    else:
+        head_dim, rotary_width = _head_dims(cfg)
+    if rope_type == "proportional":
+        share = _get_real(rope, "partial_rotary_factor") if rope.get("partial_rotary_factor") is not None else 1.0
+        if share > 1.0:
+            raise ValueError(f"config field partial_rotary_factor must be in (0, 1] (the rotated share), got {share!r}")
+        turning = int(share * head_dim // 2)
+        if turning < 1:
+            raise ValueError(
+                f"config field partial_rotary_factor {share!r} leaves no pair turning in a head of {head_dim} features"
+            )
+        return head_dim, 2 * turning, []
     notes = []
     if rotary_width is not None:
         notes.append(
@@ -451,7 +505,9 @@ def describe(config: Mapping[str, Any], *, name: str | None = None) -> PositionR
         ``global_attn_every_n_layers`` and ``local_attention``, with
         ``num_hidden_layers``), ``rope_local_base_freq`` or
         ``local_rope_theta``, ``no_rope_layers`` or ``no_rope_layer_interval``
-        (SmolLM3), and ``use_sliding_window`` (a ``sliding_window`` is ignored
+        (SmolLM3, Llama 4), ``global_head_dim`` (Gemma 4), ``attention_chunk_size``,
+        ``attn_temperature_tuning``, ``floor_scale`` and ``attn_scale`` (Llama 4),
+        and ``use_sliding_window`` (a ``sliding_window`` is ignored
         when it is false, as in Qwen2).
     name : str, optional
         What to call the model; default the config's ``_name_or_path`` or
@@ -494,7 +550,21 @@ def describe(config: Mapping[str, Any], *, name: str | None = None) -> PositionR
     the report notes where the two disagree. Dynamic NTK is evaluated at
     ``factor * max_position_embeddings`` tokens, the context its factor aims
     at. ``"mrope"`` (Qwen2-VL) is plain RoPE with its pairs split between
-    three position axes.
+    three position axes. ``"proportional"`` (Gemma 4, transformers v5) is read
+    as ``_compute_proportional_rope_parameters`` computes it: ``int(p *
+    head_dim // 2)`` pairs turn at ``base**(-2i / head_dim)``; the report's
+    ``rotary_dim`` is twice that, and a v5 ``full_attention`` mapping uses
+    ``global_head_dim`` where the config states one.
+
+    The report's ``parameters_field`` says which schema was read; the text
+    says it for the v5 ``rope_parameters``. A config with no base at all
+    (no ``rope_theta`` inside the parameters or at the top level) raises a
+    ``UserWarning`` and is reported with the base 10000 marked as assumed,
+    the value code that reads ``config.rope_theta`` with a default would
+    silently use. Hybrids are explained per layer: the layer kinds, NoPE
+    layers (``no_rope_layers``, where 1 means the layer *uses* RoPE),
+    ``attention_chunk_size`` and Llama 4's ``attn_temperature_tuning``
+    (``floor_scale``, ``attn_scale``).
 
     References
     ----------
@@ -521,15 +591,23 @@ def describe(config: Mapping[str, Any], *, name: str | None = None) -> PositionR
     cfg = _merged_config(config)
     name = _model_name(cfg, name)
     rope, where, local_rope = _rope_parameters(cfg)
+    # neither rope_scaling nor rope_parameters: plain RoPE from the top-level fields
+    where_read = "none" if where == "rope_scaling" and cfg.get("rope_scaling") is None else where
     rope_type, mrope_section = _rope_type(rope, where)
     base = _base(cfg, rope, where)
-    head_dim, rotary_width, notes = _rotary_widths(cfg, rope)
+    wide_heads = "global_head_dim" if where == "rope_parameters.full_attention" and cfg.get("global_head_dim") else None
+    head_dim, rotary_width, notes = _rotary_widths(cfg, rope, rope_type, wide_heads)
     max_len, original, original_field = _context_lengths(cfg, rope, where)
-    fields = _RopeFields(rope, where, rope_type, base, rotary_width, max_len, original, original_field)
+    fields = _RopeFields(rope, where, rope_type, base, rotary_width, max_len, original, original_field, head_dim)
     rescaling = RESCALING_READERS[rope_type](fields)
     notes.extend(rescaling.notes)
+    notes.extend(_schema_notes(cfg, rope, where, base))
 
-    unscaled = rope_frequencies(rotary_width, base=base)
+    unscaled = (
+        rope_frequencies(rotary_width, base=base)
+        if rescaling.original_inv_freq is None
+        else rescaling.original_inv_freq
+    )
     inv_freq, extended = rescaling.inv_freq, rescaling.extended_context
     stretch = unscaled / inv_freq
     kept, interpolated, in_between = _pair_groups(stretch, rescaling.factor)
@@ -539,6 +617,7 @@ def describe(config: Mapping[str, Any], *, name: str | None = None) -> PositionR
     layer_counts, layer_notes = _layer_pattern(cfg)
     notes.extend(layer_notes)
     nope_layers = _nope_layers(cfg)
+    notes.extend(_hybrid_notes(cfg, nope_layers))
     local_base = _local_base(cfg, local_rope)
 
     return PositionReport(
@@ -569,6 +648,7 @@ def describe(config: Mapping[str, Any], *, name: str | None = None) -> PositionR
         mrope_section=mrope_section,
         nope_layers=nope_layers,
         notes=tuple(notes),
+        parameters_field=where_read,
     )
 
 
@@ -649,6 +729,46 @@ def _nope_layers(cfg: Mapping[str, Any]) -> tuple[int, ...]:
         layers = _layer_count(cfg, "no_rope_layer_interval")
         return tuple(i for i in range(layers) if (i + 1) % interval == 0)
     return ()
+
+
+def _schema_notes(cfg: Mapping[str, Any], rope: Mapping[str, Any], where: str, base: float) -> list[str]:
+    """Which schema the parameters came from (v5 only), and a base that was assumed rather than read."""
+    notes = []
+    stated = _first_present(rope, "rope_theta") or _first_present(
+        cfg, "rope_theta", "rotary_emb_base", "global_rope_theta"
+    )
+    if base == _ASSUMED_BASE and stated is None:
+        notes.append("No RoPE base is stated anywhere in this config: the base 10000 above is assumed, not read.")
+    if where.startswith("rope_parameters"):
+        notes.append(
+            f"Read from {where} (the transformers v5 schema: rope_theta sits inside rope_parameters, "
+            "one mapping per layer type where the layers differ; code that still reads config.rope_theta "
+            "gets a default instead)."
+        )
+    return notes
+
+
+def _hybrid_notes(cfg: Mapping[str, Any], nope_layers: tuple[int, ...]) -> list[str]:
+    """What a hybrid's layers carry: the direction of ``no_rope_layers``, chunked attention, Llama 4's temperature."""
+    notes = []
+    if cfg.get("no_rope_layers") is not None and nope_layers:
+        notes.append("no_rope_layers reads backwards: a 1 marks a layer that uses RoPE, a 0 a layer without it (NoPE).")
+    if cfg.get("attention_chunk_size") is not None:
+        chunk = _get_int(cfg, "attention_chunk_size")
+        where = "The RoPE layers" if nope_layers else "Chunked layers"
+        notes.append(
+            f"{where} attend only within chunks of {chunk} tokens (attention_chunk_size): a token sees the "
+            f"earlier tokens of its own chunk, so relative offsets stay below {chunk}."
+        )
+    if cfg.get("attn_temperature_tuning") and nope_layers:
+        floor_scale = _get_real(cfg, "floor_scale") if cfg.get("floor_scale") is not None else 8192.0
+        attn_scale = _get_real(cfg, "attn_scale") if cfg.get("attn_scale") is not None else 0.1
+        notes.append(
+            f"The NoPE layers multiply each query at position t by 1 + {attn_scale:g} ln(floor((t + 1) / "
+            f"{floor_scale:g}) + 1) (attn_temperature_tuning): 1 up to position {floor_scale - 2:g}, then rising "
+            "logarithmically (llama4_attention_scale)."
+        )
+    return notes
 
 
 def _yarn_mscale(factor: float, mscale: float) -> float:

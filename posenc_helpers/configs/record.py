@@ -87,6 +87,12 @@ class PositionReport:
         (SmolLM3's ``no_rope_layers``); empty when every layer uses RoPE.
     notes : tuple of str
         Anything else worth saying about this config.
+    parameters_field : str
+        Where the RoPE parameters were read: ``"rope_scaling"`` (the schema
+        before transformers v5), ``"rope_parameters"`` (v5, one mapping),
+        ``"rope_parameters.<layer type>"`` (v5, one mapping per layer type: the
+        full-attention layers' is reported) or ``"none"`` (neither field: plain
+        RoPE from top-level fields).
 
     Examples
     --------
@@ -123,6 +129,7 @@ class PositionReport:
     notes: tuple[str, ...] = ()
     softmax_scale: float = 1.0
     anchor_field: str | None = None
+    parameters_field: str = "none"
 
     def to_text(self) -> str:
         """The report in plain words, one fact a line (``posenc_helpers.configs.explain``)."""

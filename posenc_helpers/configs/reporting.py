@@ -64,7 +64,7 @@ def explain(report: PositionReport) -> str:
             f"anchored at {report.anchor_field} = {report.anchor_context} tokens (the length the formula is "
             "anchored to, not necessarily the length the model was trained on)"
         )
-    if report.method == "default":
+    if report.method == "default" or report.factor is None:  # (proportional RoPE without a factor)
         lines.append(f"- No rescaling: context {report.extended_context} tokens.")
     else:
         lines.append(

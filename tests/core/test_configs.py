@@ -446,7 +446,6 @@ def test_module_runs_as_a_script():
 BAD_INPUT_CASES = [
     (lambda: ph.describe([("rope_theta", 1.0)]), TypeError, ["config", "mapping"]),
     (lambda: ph.describe({**_plain(), "rope_scaling": {"rope_type": "su"}}), ValueError, ["rope_type", "'llama3'"]),
-    (lambda: ph.describe({"head_dim": 8, "max_position_embeddings": 64}), ValueError, ["rope_theta"]),
     (lambda: ph.describe({**_plain(), "head_dim": 7}), ValueError, ["head_dim", "even"]),
     (lambda: ph.describe({**_plain(), "head_dim": 8.0}), TypeError, ["head_dim", "integer"]),
     (lambda: ph.describe({"rope_theta": 1e4, "max_position_embeddings": 64}), ValueError, ["head_dim", "hidden_size"]),
@@ -540,13 +539,113 @@ BAD_INPUT_CASES = [
         ["num_hidden_layers", "no_rope_layer_interval"],
     ),
     (lambda: ph.shipped_configs()["no-such-model"], KeyError, ["no-such-model"]),
+    (
+        lambda: ph.describe(
+            {
+                **_gemma4_like(),
+                "rope_parameters": {"rope_type": "proportional", "rope_theta": 1e6, "partial_rotary_factor": 1.5},
+            }
+        ),
+        ValueError,
+        ["partial_rotary_factor", "(0, 1]"],
+    ),
+    (
+        lambda: ph.describe(
+            {
+                **_gemma4_like(),
+                "rope_parameters": {"rope_type": "proportional", "rope_theta": 1e6, "partial_rotary_factor": 0.01},
+            }
+        ),
+        ValueError,
+        ["partial_rotary_factor", "no pair"],
+    ),
 ]
+
+
+# ---------------------------------------------------------------- issue 26: v5 schema, p-RoPE, hybrids
+
+
+def _gemma4_like(**overrides):
+    """A small config in the v5 schema of Gemma 4 (per-layer-type rope_parameters, wider global heads),
+    the layout of transformers' Gemma 4 test config; sizes shrunk so the numbers can be worked by hand."""
+    return {
+        "head_dim": 32,
+        "global_head_dim": 64,
+        "max_position_embeddings": 64,
+        "sliding_window": 16,
+        "layer_types": ["sliding_attention"] * 3 + ["full_attention"],
+        "rope_parameters": {
+            "full_attention": {"partial_rotary_factor": 0.25, "rope_theta": 1e6, "rope_type": "proportional"},
+            "sliding_attention": {"rope_theta": 1e4, "rope_type": "default"},
+        },
+        **overrides,
+    }
+
+
+def test_proportional_v5_config_by_hand():
+    report = describe(_gemma4_like(), name="toy gemma 4")
+    # global heads of 64: int(0.25 * 64 // 2) = 8 pairs turn, at 1e6**(-2i/64) for i = 0..7
+    assert (report.method, report.head_dim, report.rotary_dim, report.base) == ("proportional", 64, 16, 1e6)
+    np.testing.assert_allclose(report.inv_freq, [1e6 ** (-2 * i / 64) for i in range(8)], rtol=1e-14)
+    assert report.local_base == 1e4 and report.parameters_field == "rope_parameters.full_attention"
+    text = str(report)
+    assert "8 of 32 pairs turn, at base^(-2i/64)" in text and "feature i and i + 32" in text
+    assert "No rescaling" in text and "Read from rope_parameters.full_attention" in text
+    assert report.layer_counts == {"sliding_attention": 3, "full_attention": 1}
+
+
+def test_both_schemas_read_the_same_numbers_and_say_which():
+    old = {
+        "head_dim": 8,
+        "max_position_embeddings": 64,
+        "rope_theta": 1e4,
+        "rope_scaling": {"rope_type": "linear", "factor": 4.0},
+    }
+    new = {
+        "head_dim": 8,
+        "max_position_embeddings": 64,
+        "rope_parameters": {"rope_type": "linear", "factor": 4.0, "rope_theta": 1e4},
+    }
+    a, b = describe(old), describe(new)
+    np.testing.assert_array_equal(a.inv_freq, b.inv_freq)
+    np.testing.assert_allclose(a.inv_freq, [0.25, 0.025, 0.0025, 0.00025], rtol=1e-13)
+    assert (a.parameters_field, b.parameters_field) == ("rope_scaling", "rope_parameters")
+    assert "transformers v5 schema" in str(b) and "transformers v5 schema" not in str(a)
+    assert describe({"head_dim": 8, "max_position_embeddings": 64, "rope_theta": 1e4}).parameters_field == "none"
+
+
+def test_no_base_warns_and_says_it_was_assumed():
+    with pytest.warns(UserWarning, match="no RoPE base"):
+        report = describe({"head_dim": 8, "max_position_embeddings": 64})
+    assert report.base == 10000.0 and "assumed, not read" in str(report)
+    with pytest.warns(UserWarning, match="rope_parameters"):  # v5: a base inside the parameters is looked for first
+        describe({"head_dim": 8, "max_position_embeddings": 64, "rope_parameters": {"rope_type": "default"}})
+
+
+def test_llama4_style_hybrid_is_explained():
+    config = {
+        "head_dim": 128,
+        "max_position_embeddings": 1048576,
+        "rope_theta": 500000.0,
+        "num_hidden_layers": 8,
+        "no_rope_layers": [1, 1, 1, 0, 1, 1, 1, 0],
+        "attention_chunk_size": 8192,
+        "attn_temperature_tuning": True,
+        "floor_scale": 8192,
+        "attn_scale": 0.1,
+    }
+    report = describe(config, name="toy llama 4")
+    assert report.nope_layers == (3, 7)  # 0 marks NoPE
+    text = str(report)
+    assert "a 1 marks a layer that uses RoPE" in text
+    assert "within chunks of 8192 tokens" in text
+    assert "1 + 0.1 ln(floor((t + 1) / 8192) + 1)" in text and "1 up to position 8190" in text
 
 
 def test_each_rope_type_has_one_reader():
     from posenc_helpers.configs.reading import RESCALING_READERS, ROPE_TYPES
 
-    assert ROPE_TYPES == ("default", "linear", "dynamic", "yarn", "llama3", "longrope")
+    assert ROPE_TYPES == ("default", "linear", "dynamic", "yarn", "llama3", "longrope", "proportional")
     assert set(RESCALING_READERS) == set(ROPE_TYPES)
 
 
