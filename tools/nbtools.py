@@ -5,7 +5,8 @@ Usage (from the repository root, inside the project's virtual environment)::
     python -m tools.nbtools execute notebooks/*.ipynb       # re-run in place, fresh kernel each
     python -m tools.nbtools audit notebooks/*.ipynb         # report problems, exit 1 if any
     python -m tools.nbtools measure notebooks/*.ipynb       # time and peak memory, nothing written
-    python -m tools.nbtools sync-setup notebooks/*.ipynb    # (re)write the Colab set-up cell from _config.yml
+    python -m tools.nbtools sync-setup notebooks/*.ipynb    # (re)write the Colab set-up cell from _config.yml,
+                                                            # fold the solution cells in JupyterLab
     python -m tools.nbtools text notebooks/*.ipynb          # (re)write the MyST Markdown twin of each notebook
 
 Every notebook ``notebooks/NN_name.ipynb`` has a text twin
@@ -47,6 +48,10 @@ CANONICAL_KERNELSPEC = {
     "language": "python",
     "name": KERNEL_NAME,
 }
+#: JupyterLab's own cell metadata for a folded cell: input and outputs collapsed until the
+#: reader clicks them open. Every solution cell carries it (:func:`fold_solutions`), so
+#: that JupyterLab folds the solutions as the website does; the website ignores it.
+SOLUTION_FOLD = {"outputs_hidden": True, "source_hidden": True}
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 TEXT_DIR = "text"  # the twins live in notebooks/text/
 TEXT_FORMAT = "md:myst"
@@ -73,8 +78,9 @@ def normalize(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     the book shows a static companion instead), per-cell execution timestamps,
     and the Python patch version. Consecutive outputs of the same stream are
     merged into one (how they are split depends on timing). The kernelspec is set to the canonical
-    ``python3``.
+    ``python3``, and the solution cells are folded (:func:`fold_solutions`).
     """
+    fold_solutions(nb)
     nb.metadata.pop("widgets", None)
     nb.metadata["kernelspec"] = dict(CANONICAL_KERNELSPEC)
     nb.metadata["jupytext"] = {"formats": PAIRED_FORMATS}
@@ -102,6 +108,30 @@ def normalize(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
             outputs.append(output)
         cell.outputs = outputs
     return nb
+
+
+def fold_solutions(nb: nbformat.NotebookNode) -> bool:
+    """Fold every solution cell in JupyterLab, and no other cell; True if anything changed.
+
+    A code cell tagged ``solution`` gets JupyterLab's ``jupyter`` metadata
+    :data:`SOLUTION_FOLD` (input and outputs collapsed: the reader clicks to open
+    them, as the website's dropdown does); the same metadata is removed from any
+    other cell.
+    """
+    changed = False
+    for cell in nb.cells:
+        folded = cell.cell_type == "code" and "solution" in cell.metadata.get("tags", [])
+        if folded and cell.metadata.get("jupyter") != SOLUTION_FOLD:
+            # In the order nbformat writes keys, so that the text twin written from this
+            # notebook equals the one written from the file.
+            metadata = sorted({**cell.metadata, "jupyter": dict(SOLUTION_FOLD)}.items())
+            cell.metadata.clear()
+            cell.metadata.update(metadata)
+            changed = True
+        elif not folded and "jupyter" in cell.metadata:
+            del cell.metadata["jupyter"]
+            changed = True
+    return changed
 
 
 # --------------------------------------------------------------------------- audit
@@ -371,6 +401,10 @@ def _cli_sync_setup(notebooks: list[Path]) -> int:
         if sync_setup_cell(nb, source):
             nbformat.write(nb, path)
             print(f"{path}: set-up cell written (re-run `make notebooks` before committing)")
+        if fold_solutions(nb):
+            nbformat.write(nb, path)
+            write_text(path, nb)
+            print(f"{path}: solution cells folded for JupyterLab (and its text twin rewritten)")
     return 0
 
 

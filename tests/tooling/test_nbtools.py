@@ -43,6 +43,19 @@ def test_normalize_strips_widget_state_and_timing():
     assert nbtools.audit(nb) == []
 
 
+def test_solution_cells_fold_in_jupyterlab_and_no_other_cell_does():
+    nb = _notebook()
+    nb.cells[1].metadata["jupyter"] = {"source_hidden": True}  # a stray fold on a cell the reader needs
+    assert nbtools.fold_solutions(nb)
+    folded = {i: c.metadata["jupyter"] for i, c in enumerate(nb.cells) if "jupyter" in c.metadata}
+    # JupyterLab's own keys for a collapsed input and collapsed outputs, on the one solution cell (5).
+    assert folded == {5: {"source_hidden": True, "outputs_hidden": True}}
+    assert not nbtools.fold_solutions(nb), "a second pass changes nothing"
+    nb.cells[5].metadata.pop("jupyter")
+    nbtools.normalize(nb)
+    assert nb.cells[5].metadata["jupyter"] == {"source_hidden": True, "outputs_hidden": True}
+
+
 def test_normalize_merges_a_stream_split_by_timing():
     nb = _notebook()
     nb.cells[1].outputs = [

@@ -234,6 +234,20 @@ def test_exercises_gated_checked_and_solved(chapter):
         assert re.search(rf"```\{{solution\}} {label}\n:class: dropdown", "\n".join(_markdown(nb)))
 
 
+def test_solutions_fold_in_jupyterlab(chapter):
+    """JupyterLab folds each solution cell (input and outputs) as the website's dropdown
+    does, through JupyterLab's own cell metadata; no other cell is folded. ``make
+    sync-setup`` (tools/nbtools.py, fold_solutions) writes it."""
+    _, nb, path = chapter
+    fold = {"source_hidden": True, "outputs_hidden": True}
+    for index, cell in enumerate(nb.cells):
+        where = f"{path.name}, cell {index}"
+        if cell.cell_type == "code" and "solution" in _tags(cell):
+            assert cell.metadata.get("jupyter") == fold, f"{where}: an unfolded solution (run make sync-setup)"
+        else:
+            assert "jupyter" not in cell.metadata, f"{where}: folded, but not a solution"
+
+
 def test_key_takeaways_and_next(chapter):
     _, nb, _ = chapter
     cell = next(c.source for c in nb.cells if c.cell_type == "markdown" and "## Key takeaways" in c.source)
