@@ -1,0 +1,34 @@
+"""Is my positional code right? A conformance kit that names the bug.
+
+:func:`diagnose` takes a practitioner's implementation (sinusoidal table, RoPE,
+RoPE frequencies, ALiBi bias), calls it on small probes designed to tell the
+common mistakes apart, and returns a :class:`Report`: whether it conforms to
+what the spec says it should compute and, if not, which named mistake of
+:data:`BUGS` it makes, where (probe, position, pair, head), and which section of
+the book explains the right thing. Numpy only; torch or JAX functions work
+through ``np.asarray`` on their outputs (``inputs_as`` converts the inputs).
+
+==============================  ==========================================
+module                          what it probes
+==============================  ==========================================
+:mod:`.rope`                    ``fn(x, positions)``: unit vectors, the matrix per position
+:mod:`.rope_frequencies`        ``fn()``: the inverse frequencies, read as a law
+:mod:`.sinusoidal`              ``fn(positions, d_model)``: the table, pairs and columns
+:mod:`.alibi`                   ``fn(n_heads, seq_len)``: slopes per head, per head count
+:mod:`.angles`                  direction, phase, offset and frequency law of measured angles
+:mod:`.bugs`                    the named mistakes and the sections that explain them
+==============================  ==========================================
+
+From a shell::
+
+    python -m posenc_helpers.conformance rope mypackage.module:function --head-dim 64 --base 10000 --layout half
+
+prints the report and exits 0 only when the code conforms.
+"""
+
+from .bugs import BUGS, EXPLAINED_IN, explained_in
+from .cli import main
+from .diagnosis import diagnose
+from .report import Evidence, Report
+
+__all__ = ["diagnose", "Report", "Evidence", "BUGS", "EXPLAINED_IN", "explained_in", "main"]

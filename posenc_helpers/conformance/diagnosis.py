@@ -1,0 +1,165 @@
+"""``diagnose``: run the probes for a kind of positional code and name what is wrong."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .._validation import require_choice, require_even_width, require_positive_real
+from .alibi import diagnose_alibi
+from .report import Evidence, Report
+from .rope import diagnose_rope
+from .rope_frequencies import diagnose_rope_frequencies
+from .sinusoidal import diagnose_sinusoidal
+from .spec import UserCall, UserFunctionFailed, normalise_spec, require_alibi_heads, rotary_spec
+
+__all__ = ["diagnose"]
+
+_ACCEPTS = {
+    "sinusoidal": ("fn(positions, d_model) -> array (n, d_model)", 2),
+    "rope": ("fn(x, positions) -> x rotated, x shaped (..., seq, head_dim)", 2),
+    "rope_frequencies": ("fn() -> inverse frequencies (rotary_dim // 2,)", 0),
+    "alibi": ("fn(n_heads, seq_len) -> bias (n_heads, seq_len, seq_len)", 2),
+}
+
+
+def _run(kind: str, call: UserCall, spec: dict[str, Any]) -> tuple[dict[str, Any], list[Evidence], bool]:
+    if kind in ("rope", "rope_frequencies"):
+        rotary = rotary_spec(kind, spec)
+        probe = diagnose_rope if kind == "rope" else diagnose_rope_frequencies
+        return (rotary.shown, *probe(call, rotary))
+    if kind == "sinusoidal":
+        d_model = require_even_width(spec["d_model"], "d_model")
+        base = require_positive_real(spec.get("base", 10000.0), "base")
+        layout = require_choice(spec.get("layout", "interleaved"), "layout", ("interleaved", "concat"))
+        shown = {"d_model": d_model, "base": base, "layout": layout}
+        return (shown, *diagnose_sinusoidal(call, d_model, base, layout))
+    causal = spec.get("causal", True)
+    if not isinstance(causal, (bool, np.bool_)):
+        raise TypeError(f"causal must be True or False, got {type(causal).__name__} {causal!r}")
+    heads = require_alibi_heads(spec.get("n_heads"))
+    return ({"causal": bool(causal)}, *diagnose_alibi(call, heads, bool(causal)))
+
+
+def diagnose(
+    kind: str, fn: Callable[..., Any], *, inputs_as: Callable[[np.ndarray], Any] | None = None, **spec: Any
+) -> Report:
+    """Tell whether ``fn`` implements a positional encoding as meant, and if not, which named mistake it makes.
+
+    The kit calls ``fn`` on small probes designed to tell the mistakes apart
+    (unit vectors in one feature, positions 0, 1, 2 and far ones with gaps,
+    head counts that are and are not powers of two), measures what the code
+    does (which features it pairs, each pair's angle, direction, phase, offset,
+    frequency law and scale, each head's slope) and compares that with what the
+    spec means, computed by the book's reference numerics. One difference gets
+    its bug's name; several get every name (``bug`` is then ``None`` and
+    ``bugs`` lists them); a difference no named bug explains is reported as
+    unrecognised, with the evidence, rather than given a wrong name.
+
+    Parameters
+    ----------
+    kind : {"sinusoidal", "rope", "rope_frequencies", "alibi"}
+        What ``fn`` computes:
+
+        ``"sinusoidal"``
+            ``fn(positions, d_model)`` returns the encoding table, shape
+            ``(len(positions), d_model)``. Spec: ``d_model`` (required), ``base``
+            (10000), ``layout`` (``"interleaved"`` as in the paper, or ``"concat"``).
+        ``"rope"``
+            ``fn(x, positions)`` returns ``x`` rotated, for ``x`` of shape
+            ``(batch, seq, head_dim)`` and integer ``positions`` of shape ``(seq,)``.
+            Spec: ``head_dim`` (required), ``base`` (10000), ``layout`` (``"half"``,
+            Hugging Face's and GPT-NeoX's, or ``"interleaved"``), ``rotary_fraction``
+            or ``rotary_dim`` (ordinary partial rotary: the first features rotate,
+            with frequencies over the rotated width), ``scaling`` (a mapping of
+            :func:`~posenc_helpers.scaled_rope_frequencies` arguments, with
+            ``method``; its attention factor is expected to scale the rotation, as
+            in Hugging Face's cos/sin tables) and ``d_model`` (optional: lets the kit
+            recognise the model width used as the exponent's denominator).
+        ``"rope_frequencies"``
+            ``fn()`` returns the inverse frequencies, shape ``(rotary_dim // 2,)``,
+            or ``(inv_freq, attention_factor)``. Spec as for ``"rope"``, without
+            ``layout``.
+        ``"alibi"``
+            ``fn(n_heads, seq_len)`` returns the bias added to the logits, shape
+            ``(n_heads, seq_len, seq_len)``; a constant per row is allowed, as
+            softmax ignores it. Spec: ``causal`` (True: entries above the diagonal
+            are masked and not read) and ``n_heads`` (the head counts to probe,
+            default 4, 8, 6 and 12).
+    fn : callable
+        The implementation. It is called on small inputs only (at most a few
+        hundred thousand numbers). Its output may be anything ``np.asarray``
+        converts (torch tensors are detached and moved to the CPU first).
+    inputs_as : callable, optional
+        Applied to every array the kit passes to ``fn`` (e.g. ``torch.from_numpy``
+        for a torch implementation). Default: numpy arrays as they are.
+    **spec
+        What ``fn`` is meant to compute, by kind (above).
+
+    Returns
+    -------
+    Report
+        ``ok``, ``bug``, ``bugs``, ``unrecognised``, ``evidence``; ``str(report)``
+        says it in a few lines ending with the book section that explains each bug.
+        When ``fn`` raises on a probe, the report carries the exception in
+        ``error`` (``ok`` False): it is reported, not swallowed.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an unknown ``kind``; ``fn`` not callable or unable to take the kind's
+        arguments; a spec key the kind does not take, a required one missing, or
+        values that are invalid or contradict each other (``rotary_dim`` and
+        ``rotary_fraction``); an output of the wrong shape, or with NaN or
+        infinity where values are read.
+
+    See Also
+    --------
+    posenc_helpers.conformance.BUGS : the named mistakes.
+
+    References
+    ----------
+    .. [1] A. Vaswani et al., "Attention Is All You Need", NeurIPS 2017, section 3.5.
+    .. [2] J. Su et al., "RoFormer: Enhanced Transformer with Rotary Position
+       Embedding", Neurocomputing 568, 2024 (arXiv:2104.09864).
+    .. [3] O. Press, N. A. Smith, M. Lewis, "Train Short, Test Long: Attention with
+       Linear Biases Enables Input Length Extrapolation", ICLR 2022.
+
+    Examples
+    --------
+    The book's own RoPE conforms; the same code with half-split pairs where
+    interleaved ones are meant does not:
+
+    >>> import numpy as np
+    >>> from posenc_helpers import apply_rope
+    >>> diagnose("rope", lambda x, t: apply_rope(x, t, layout="half"), head_dim=8, layout="half").ok
+    True
+    >>> report = diagnose("rope", lambda x, t: apply_rope(x, t, layout="half"), head_dim=8, layout="interleaved")
+    >>> report.ok, report.bug
+    (False, 'layout')
+
+    The seed tutorials' mistake, the dimension index in the exponent:
+
+    >>> def tutorial(positions, d_model):
+    ...     j = np.arange(d_model)
+    ...     angles = np.asarray(positions)[:, None] / 10000 ** (2 * j / d_model)
+    ...     return np.where(j % 2 == 0, np.sin(angles), np.cos(angles))
+    >>> diagnose("sinusoidal", tutorial, d_model=16).bug
+    'dimension-index-exponent'
+    """
+    kind, spec = normalise_spec(kind, spec)
+    accepts, arity = _ACCEPTS[kind]
+    call = UserCall.checked(fn, accepts, arity, inputs_as)
+    try:
+        shown, evidence, explained = _run(kind, call, spec)
+    except UserFunctionFailed as failure:
+        shown = dict(spec)
+        return Report(kind, shown, ok=False, error=str(failure))
+    if not evidence:
+        return Report(kind, shown, ok=True)
+    bugs = tuple(dict.fromkeys(item.bug for item in evidence if item.bug is not None))
+    unrecognised = not explained or any(item.bug is None for item in evidence)
+    bug = bugs[0] if len(bugs) == 1 and not unrecognised else None
+    return Report(kind, shown, ok=False, bug=bug, bugs=bugs, unrecognised=unrecognised, evidence=tuple(evidence))
