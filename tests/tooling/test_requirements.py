@@ -181,3 +181,11 @@ def test_the_book_layer_holds_what_the_build_imports():
 
 def _api_pages():
     return "\n".join(path.read_text(encoding="utf-8") for path in sorted((ROOT / "book" / "api").glob("*.md")))
+
+
+def test_what_the_notebooks_import_is_pinned_in_the_reader_layer():
+    """The student branch and otter's grading image pin what the notebooks import with the
+    versions tools/course reads from requirements.txt: every one of them must be there."""
+    reader = _pins("requirements.txt")
+    for name in ("numpy", "matplotlib", "ipywidgets", "ipykernel", "jupyterlab", "jupyterlab-myst", "jax", "jaxlib"):
+        assert name in reader, f"{name} is not pinned in requirements.txt"
