@@ -16,7 +16,8 @@ update only draws the moving artists over it ("blitting").
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import ipywidgets as widgets
@@ -24,9 +25,35 @@ import numpy as np
 from matplotlib.artist import Artist
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 from PIL import Image
 
 __all__ = ["FigureExplorer"]
+
+
+@contextmanager
+def _left_out(artists: Sequence[Artist]) -> Iterator[None]:
+    """Leave ``artists`` out of the figure's drawing while the block runs (for a
+    cached background), with the figure laid out as if they were there.
+
+    A text is made transparent rather than invisible: an axes lays its title out
+    only while the title is visible (a hidden one is moved far above the axes, and
+    would be drawn there, off the figure, on every frame of that background).
+    """
+    texts = [artist for artist in artists if isinstance(artist, Text)]
+    others = [artist for artist in artists if not isinstance(artist, Text)]
+    alphas = [text.get_alpha() for text in texts]
+    for text in texts:
+        text.set_alpha(0.0)
+    for artist in others:
+        artist.set_visible(False)
+    try:
+        yield
+    finally:
+        for text, alpha in zip(texts, alphas, strict=True):
+            text.set_alpha(alpha)
+        for artist in others:
+            artist.set_visible(True)
 
 
 class FigureExplorer:
@@ -119,12 +146,9 @@ class FigureExplorer:
             backgrounds = self.__dict__.setdefault("_backgrounds", {})
             key = self._background_key()
             if key not in backgrounds:
-                for artist in dynamic:
-                    artist.set_visible(False)
-                canvas.draw()
+                with _left_out(dynamic):
+                    canvas.draw()
                 backgrounds[key] = canvas.copy_from_bbox(self.figure.bbox)
-                for artist in dynamic:
-                    artist.set_visible(True)
             else:
                 canvas.restore_region(backgrounds[key])
             for artist in dynamic:
