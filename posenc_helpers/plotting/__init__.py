@@ -25,6 +25,7 @@ from .ch11_train_short_test_long import (
     plot_position_losses,
 )
 from .ch12_positions_in_todays_models import plot_report_wavelengths
+from .ch13_positions_in_2026 import plot_rotating_pairs
 
 __all__ = [
     "OKABE_ITO",
@@ -64,4 +65,5 @@ __all__ = [
     "plot_position_losses",
     "plot_pair_norms",
     "plot_report_wavelengths",
+    "plot_rotating_pairs",
 ]

@@ -19,6 +19,7 @@ from .ch09_long_context import RopeScalingExplorer
 from .ch10_comparison import OffsetHeadExplorer
 from .ch11_train_short_test_long import LengthExplorer
 from .ch12_positions_in_todays_models import RopeBaseExplorer
+from .ch13_positions_in_2026 import RotaryFractionExplorer
 
 __all__ = [
     "FigureExplorer",
@@ -34,4 +35,5 @@ __all__ = [
     "OffsetHeadExplorer",
     "LengthExplorer",
     "RopeBaseExplorer",
+    "RotaryFractionExplorer",
 ]
