@@ -268,7 +268,11 @@ sync-setup: $(STAMP)
 
 # Regenerate constraints.txt from the direct pins for the oldest supported Python,
 # with uv (which keeps every version already in constraints.txt that still fits).
-lock: $(STAMP)
+# It needs only uv, not an installed environment: after a pin changes, the environment
+# cannot be installed until the lock agrees with it.
+lock:
+	@command -v $(BIN)/uv >/dev/null 2>&1 || command -v uv >/dev/null 2>&1 || { \
+	    echo "make lock needs uv: run make setup once, or install uv (https://docs.astral.sh/uv/)"; exit 1; }
 	mkdir -p _build
 	grep -hvE '^\s*(#|-c|-r|-e|$$)' requirements-book.txt requirements.txt requirements-course.txt \
 	    requirements-dev.txt > _build/lock-input.txt
