@@ -50,7 +50,7 @@ SKIP_DRAWING := PYTHONSTARTUP=$(abspath tools/skip_figure_drawing.py)
 
 .PHONY: help setup book book-only test test-unit test-doctest lint test-notebooks test-notebooks-native \
         test-notebooks-portable test-course test-student-book test-browser browser-only \
-        audit notebooks text sync-setup chapter lab serve bench course grade otter student student-branch student-book lock release clean distclean \
+        audit notebooks text sync-setup chapter lab lab-student serve bench course grade otter student student-branch student-book lock release clean distclean \
         _test-parallel _book-then-browser
 
 help:
@@ -67,7 +67,8 @@ help:
 	@echo "make browser-only  the browser suite on the site already built"
 	@echo "make test-student-book  the student website shows no solution"
 	@echo "make audit      the notebooks' stored outputs: errors, stderr, paths, rounding-level figures"
-	@echo "make lab        JupyterLab on the notebooks"
+	@echo "make lab        JupyterLab on working copies of the chapters, solutions folded (_build/lab/book; FORCE=1 renews them)"
+	@echo "make lab-student  the same without solutions, for self-study (_build/lab/student)"
 	@echo "make serve      serve the built site on http://127.0.0.1:8000"
 	@echo "make notebooks  re-execute every notebook in place, in a fresh kernel each"
 	@echo "make bench      benchmarks against their budgets (chapters, book, helpers, explorers)"
@@ -206,8 +207,18 @@ audit: $(BOOK_STAMP)
 notebooks: $(READER_STAMP)
 	$(PY) -m tools.nbtools execute $(NOTEBOOKS)
 
+# JupyterLab on working copies of the chapters (tools/working_copies.py), never on the
+# tracked notebooks, which JupyterLab would rewrite: make lab with the solutions (folded),
+# make lab-student without them. A copy that exists is kept (the reader's work); FORCE=1
+# replaces it. Authors edit notebooks/ (CONTRIBUTING.md, "Regenerating notebook outputs").
+LAB_COPIES := _build/lab
 lab: $(READER_STAMP)
-	$(BIN)/jupyter lab --notebook-dir=. notebooks/
+	$(PY) -m tools.working_copies --out $(LAB_COPIES)/book $(if $(FORCE),--force,) $(NOTEBOOKS)
+	$(BIN)/jupyter lab --notebook-dir=$(LAB_COPIES)/book
+
+lab-student: $(READER_STAMP)
+	$(PY) -m tools.working_copies --student --out $(LAB_COPIES)/student $(if $(FORCE),--force,) $(NOTEBOOKS)
+	$(BIN)/jupyter lab --notebook-dir=$(LAB_COPIES)/student
 
 serve:
 	@test -f _build/html/index.html || { echo "no built site: run 'make book' first"; exit 1; }

@@ -1,0 +1,134 @@
+"""Working copies of the chapters for JupyterLab: ``make lab`` and ``make lab-student``.
+
+Readers run the book in copies, never in the tracked notebooks: JupyterLab rewrites
+a notebook it has open (its kernel's details, autosaved outputs, widget views), and a
+tracked notebook so rewritten would conflict with the next ``git pull``.
+
+* ``make lab`` copies every chapter, solutions included (folded, as on the website),
+  into ``_build/lab/book`` and opens JupyterLab there;
+* ``make lab-student`` copies them without solutions into ``_build/lab/student``:
+  the exercises, their checks and everything else, as a self-taught student should
+  meet them.
+
+A copy that exists is never overwritten (it holds the reader's work) unless
+``--force`` (``FORCE=1``) is given. The copies are not paired with a text twin.
+Instructors' solution-free copies, made by nbgrader for a course, are
+``make student`` (:mod:`tools.course.student`).
+
+Usage::
+
+    python -m tools.working_copies --out _build/lab/book notebooks/[0-9][0-9]_*.ipynb
+    python -m tools.working_copies --student --out _build/lab/student [--force] notebooks/[0-9][0-9]_*.ipynb
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOK_COPIES = ROOT / "_build" / "lab" / "book"
+STUDENT_COPIES = ROOT / "_build" / "lab" / "student"
+
+# The opening line of a solution directive: ```{solution-start} ..., ```{solution-end},
+# ```{solution} ... (or with ::: fences).
+_OPENING = re.compile(r"^(?P<fence>`{3,}|:{3,})\{(?P<kind>solution-start|solution-end|solution)\}")
+
+
+def _strip_markdown(lines: list[str], state: object) -> tuple[list[str], object]:
+    """The lines of one markdown cell that are not part of a solution, and the state
+    to carry into the next cell (None outside a solution, "block" inside a gated one,
+    or the fence that closes the directive being skipped)."""
+    kept = []
+    for line in lines:
+        opening = _OPENING.match(line)
+        kind = opening["kind"] if opening else None
+        if state is None and kind == "solution-start":
+            state = "block"
+        elif (state is None and kind == "solution") or (state == "block" and kind == "solution-end"):
+            state = opening["fence"] if opening else state  # skip to this directive's closing fence
+        elif isinstance(state, str) and state != "block" and line.strip() == state:
+            state = None
+            continue
+        if state is None:
+            kept.append(line)
+    return kept, state
+
+
+def without_solutions(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A copy of ``nb`` with every solution removed: the code cells tagged ``solution``,
+    and in markdown every gated block (``{solution-start}`` to the closing fence of its
+    ``{solution-end}``) and every ``{solution}`` directive. A markdown cell left empty
+    is dropped."""
+    out = copy.deepcopy(nb)
+    cells = []
+    state: object = None
+    for cell in out.cells:
+        if cell.cell_type != "markdown":
+            if state is None and "solution" not in cell.metadata.get("tags", []):
+                cells.append(cell)
+            continue
+        kept, state = _strip_markdown(cell.source.splitlines(), state)
+        text = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+        if text:
+            cell.source = text
+            cells.append(cell)
+    if state is not None:
+        raise ValueError("nb: a solution block is not closed")
+    out.cells = cells
+    return out
+
+
+def working_copy(nb: nbformat.NotebookNode, *, student: bool) -> nbformat.NotebookNode:
+    """What a reader opens: ``nb`` unpaired from its text twin, without its solutions
+    if ``student``."""
+    if not isinstance(nb, nbformat.NotebookNode):
+        raise TypeError(f"nb must be a notebook (nbformat.NotebookNode), got {type(nb).__name__}")
+    out = without_solutions(nb) if student else copy.deepcopy(nb)
+    out.metadata.pop("jupytext", None)
+    return out
+
+
+def write_copies(
+    notebooks: list[Path], out: Path, *, student: bool, force: bool = False
+) -> tuple[list[Path], list[Path]]:
+    """Write a working copy of each notebook into ``out``; return (written, kept): the
+    copies written, and those that existed and were left as the reader left them."""
+    if not notebooks:
+        raise ValueError("notebooks: no notebook to copy")
+    out.mkdir(parents=True, exist_ok=True)
+    written, kept = [], []
+    for path in notebooks:
+        target = out / path.name
+        if target.exists() and not force:
+            kept.append(target)
+            continue
+        nb = nbformat.read(path, as_version=4)
+        nbformat.write(working_copy(nb, student=student), target)
+        written.append(target)
+    return written, kept
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="+", type=Path)
+    parser.add_argument("--out", type=Path, required=True, help="folder of the copies")
+    parser.add_argument("--student", action="store_true", help="leave the solutions out")
+    parser.add_argument("--force", action="store_true", help="overwrite copies that exist (the reader's work)")
+    args = parser.parse_args(argv)
+    written, kept = write_copies(args.notebooks, args.out, student=args.student, force=args.force)
+    kind = "without solutions" if args.student else "with the solutions folded"
+    print(f"{args.out}: {len(written)} chapter(s) copied {kind}", end="")
+    if kept:
+        print(f", {len(kept)} kept as you left them (FORCE=1 replaces them)", end="")
+    print(". The tracked notebooks in notebooks/ are not opened.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
