@@ -18,6 +18,9 @@ import pytest
 from tools import new_chapter
 
 ROOT = Path(__file__).resolve().parents[2]
+# A number and a name no chapter of the book has (the book grows: chapter 13 exists now).
+NN, NAME = 97, "scaffold_example"
+STEM, MODULE = f"{NN}_{NAME}", f"ch{NN}_{NAME}"
 
 
 @pytest.fixture
@@ -62,31 +65,33 @@ def test_a_taken_number_is_refused(tree):
 
 
 def test_scaffold_writes_registers_and_runs(tree):
-    written = new_chapter.scaffold(tree, 13, "positions_in_2026")
+    toc_before = (tree / "_toc.yml").read_text()
+    written = new_chapter.scaffold(tree, NN, NAME)
     relative = sorted(str(p.relative_to(tree)) for p in written)
     assert relative == [
-        "notebooks/13_positions_in_2026.ipynb",
-        "notebooks/text/13_positions_in_2026.md",
-        "posenc_helpers/checks/ch13_positions_in_2026.py",
-        "posenc_helpers/plotting/ch13_positions_in_2026.py",
-        "posenc_helpers/widgets/ch13_positions_in_2026.py",
-        "tests/chapters/test_ch13_positions_in_2026.py",
+        f"notebooks/{STEM}.ipynb",
+        f"notebooks/text/{STEM}.md",
+        f"posenc_helpers/checks/{MODULE}.py",
+        f"posenc_helpers/plotting/{MODULE}.py",
+        f"posenc_helpers/widgets/{MODULE}.py",
+        f"tests/chapters/test_{MODULE}.py",
     ]
-    toc = (tree / "_toc.yml").read_text()
-    # At the end of the last numbered part, right after chapter 12.
-    assert "- file: notebooks/12_positions_in_todays_models\n      - file: notebooks/13_positions_in_2026\n" in toc
-    assert ".. autoclass:: PositionsIn2026Explorer" in (tree / "book" / "api" / "widgets.md").read_text()
-    text = (tree / "notebooks" / "text" / "13_positions_in_2026.md").read_text()
-    assert text.startswith("---\njupytext:") and "\n# Positions in 2026\n" in text
+    # At the end of the last numbered part: right after the last chapter listed before it.
+    numbered_parts = toc_before.split("    numbered: 2\n")
+    last_chapter = numbered_parts[-1].split("  - caption:")[0].rstrip("\n").splitlines()[-1]
+    assert f"{last_chapter}\n      - file: notebooks/{STEM}\n" in (tree / "_toc.yml").read_text()
+    assert ".. autoclass:: ScaffoldExampleExplorer" in (tree / "book" / "api" / "widgets.md").read_text()
+    text = (tree / "notebooks" / "text" / f"{STEM}.md").read_text()
+    assert text.startswith("---\njupytext:") and "\n# Scaffold example\n" in text
     assert "{{" not in text and "TODO(author)" in text
     # The generated modules import from their subpackages, and their tests and doctests pass.
     env = {**os.environ, "PYTHONPATH": str(tree)}
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--doctest-modules", "--rootdir", str(tree),
-         "tests/chapters/test_ch13_positions_in_2026.py",
-         "posenc_helpers/checks/ch13_positions_in_2026.py",
-         "posenc_helpers/plotting/ch13_positions_in_2026.py",
-         "posenc_helpers/widgets/ch13_positions_in_2026.py"],
+         f"tests/chapters/test_{MODULE}.py",
+         f"posenc_helpers/checks/{MODULE}.py",
+         f"posenc_helpers/plotting/{MODULE}.py",
+         f"posenc_helpers/widgets/{MODULE}.py"],
         cwd=tree, env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
@@ -94,22 +99,22 @@ def test_scaffold_writes_registers_and_runs(tree):
 
 
 def test_nothing_is_overwritten_without_force(tree):
-    new_chapter.scaffold(tree, 13, "positions_in_2026")
-    check = tree / "posenc_helpers" / "checks" / "ch13_positions_in_2026.py"
+    new_chapter.scaffold(tree, NN, NAME)
+    check = tree / "posenc_helpers" / "checks" / f"{MODULE}.py"
     check.write_text("# the author's work\n")
     with pytest.raises(FileExistsError, match="--force"):
-        new_chapter.scaffold(tree, 13, "positions_in_2026")
+        new_chapter.scaffold(tree, NN, NAME)
     assert check.read_text() == "# the author's work\n"
-    new_chapter.scaffold(tree, 13, "positions_in_2026", force=True)
+    new_chapter.scaffold(tree, NN, NAME, force=True)
     assert check.read_text() != "# the author's work\n"
     # Registering twice adds nothing twice.
     init = (tree / "posenc_helpers" / "checks" / "__init__.py").read_text()
-    assert init.count("from .ch13_positions_in_2026 import check_positions_in_2026") == 1
-    assert init.count('"check_positions_in_2026",') == 1
+    assert init.count(f"from .{MODULE} import check_{NAME}") == 1
+    assert init.count(f'"check_{NAME}",') == 1
 
 
 def test_a_named_new_part_goes_before_the_back_matter(tree):
-    new_chapter.scaffold(tree, 13, "positions_in_2026", part="Research")
+    new_chapter.scaffold(tree, NN, NAME, part="Research")
     toc = (tree / "_toc.yml").read_text()
-    new_part = "  - caption: Research\n    numbered: 2\n    chapters:\n      - file: notebooks/13_positions_in_2026\n"
+    new_part = f"  - caption: Research\n    numbered: 2\n    chapters:\n      - file: notebooks/{STEM}\n"
     assert new_part + "  - caption: Back matter\n" in toc
