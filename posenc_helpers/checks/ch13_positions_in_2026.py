@@ -1,30 +1,68 @@
-"""Checks for chapter 13: positions in 2026 models."""
+"""Checks for chapter 13: proportional p-RoPE frequencies, and the RoPE base of every layer of a 2026 config."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from .._validation import require_count
+from .._validation import describe_value, require_even_width, require_positive_real
+from ..long_context import scaled_rope_frequencies
+from ..rope import rope_frequencies
 from ._core import CheckResult, compare_arrays, is_placeholder, not_attempted, passed
 
-__all__ = ["check_proportional_frequencies"]
+__all__ = ["check_proportional_frequencies", "check_layer_bases"]
 
 
-def check_proportional_frequencies(answer: Any, n_positions: int) -> CheckResult:
-    """Check the positions ``0 .. n_positions - 1`` of a sequence (a scaffold to replace).
+def _proportional_mistakes(
+    expected: np.ndarray, head_dim: int, base: float, turning: int
+) -> list[tuple[np.ndarray, str]]:
+    """The frequencies that named mistakes give (those equal to the answer dropped)."""
+    pairs = head_dim // 2
+    ordinary = np.zeros(pairs)
+    if turning:
+        ordinary[:turning] = rope_frequencies(2 * turning, base=base)
+    dimension_index = np.zeros(pairs)
+    dimension_index[:turning] = base ** (-np.arange(turning) / head_dim)
+    slow_ones = np.zeros(pairs)
+    slow_ones[pairs - turning :] = rope_frequencies(head_dim, base=base)[pairs - turning :]
+    mistakes = [
+        (
+            ordinary,
+            "you computed the frequencies over the rotated width, as ordinary partial rotary does. In p-RoPE the "
+            "exponent's denominator stays the full head width.",
+        ),
+        (rope_frequencies(head_dim, base=base), "every pair turns here; the pairs past the rotary share must be 0."),
+        (dimension_index, "the exponent uses the pair index i as -2i / head_dim, not -i / head_dim."),
+        (slow_ones, "the pairs that keep turning are the fast ones, at the start; the slow ones are set to 0."),
+    ]
+    return [(m, h) for m, h in mistakes if not np.allclose(m, expected, rtol=1e-9, atol=0)]
 
-    TODO(author): say what the exercise asks for and name the mistakes the check
-    recognises (each gets a hint that teaches without giving the answer).
+
+def check_proportional_frequencies(
+    answer: Any, *, head_dim: int, base: float, partial_rotary_factor: float
+) -> CheckResult:
+    """Check the frequencies of proportional p-RoPE (Gemma 4's ``rope_type: "proportional"``).
+
+    The answer holds one frequency per pair of the whole head,
+    ``(head_dim // 2,)``, as chapter 13 defines p-RoPE: the first
+    ``int(partial_rotary_factor * head_dim // 2)`` pairs turn at RoPE's
+    frequencies for the full head width, the others have frequency 0. Hints
+    name the usual slips: frequencies over the rotated width (ordinary partial
+    rotary), every pair turning, the pair index without its factor 2 in the
+    exponent, and the slow pairs kept instead of the fast ones.
 
     Parameters
     ----------
     answer : array_like or None
-        The student's positions, shape ``(n_positions,)`` (``None`` or ``...`` while
-        not attempted).
-    n_positions : int
-        Length of the sequence, ``>= 1``.
+        The student's frequencies (``None`` or ``...`` while not attempted).
+    head_dim : int
+        Width of one head, a positive even integer.
+    base : float
+        RoPE base, ``> 0``.
+    partial_rotary_factor : float
+        The share of the pairs that turn, in ``(0, 1]``.
 
     Returns
     -------
@@ -34,34 +72,194 @@ def check_proportional_frequencies(answer: Any, n_positions: int) -> CheckResult
     Raises
     ------
     CheckFailed
-        If the positions are wrong; the message says where, without the answer.
+        If the frequencies are wrong; the message names the first pair that
+        differs or the recognised mistake, never the expected values.
     TypeError, ValueError
-        If ``n_positions`` is not a positive integer.
+        If a parameter is invalid (as for
+        :func:`~posenc_helpers.scaled_rope_frequencies`).
+
+    References
+    ----------
+    .. [1] Hugging Face, transformers v5, ``src/transformers/modeling_rope_utils.py``
+       (``_compute_proportional_rope_parameters``).
+    .. [2] F. Barbero et al., "Round and Round We Go! What makes Rotary
+       Positional Encodings useful?", ICLR 2025 (arXiv:2410.06205).
 
     Examples
     --------
-    >>> check_proportional_frequencies(None, 4)
+    >>> check_proportional_frequencies(None, head_dim=8, base=10000.0, partial_rotary_factor=0.5)
     Not attempted yet.
-    Replace the placeholder with the positions of the sequence, then run the cell again.
-    >>> check_proportional_frequencies([1, 2, 3, 4], 4)
+    Replace the placeholder with an array of 4 frequencies, one per pair of the head, then run the cell again.
+    >>> check_proportional_frequencies([1.0, 0.01, 0.0, 0.0], head_dim=8, base=10000.0, partial_rotary_factor=0.5)
     Traceback (most recent call last):
         ...
-    posenc_helpers.checks.CheckFailed: positions are not yet the positions of the sequence, counted from
-    0. Hint: positions are counted from 0, not from 1.
+    posenc_helpers.checks.CheckFailed: your frequencies are not yet the 4 frequencies of proportional p-RoPE.
+    Hint: you computed the frequencies over the rotated width, as ordinary partial rotary does. In p-RoPE
+    the exponent's denominator stays the full head width.
     """
-    n = require_count(n_positions, "n_positions", minimum=1)
+    head_dim = require_even_width(head_dim, "head_dim")
+    expected, _ = scaled_rope_frequencies(
+        head_dim, base=base, method="proportional", partial_rotary_factor=partial_rotary_factor
+    )
+    turning = int(np.count_nonzero(expected))
     if is_placeholder(answer):
-        return not_attempted("the positions of the sequence")
-    expected = np.arange(n, dtype=float)
+        return not_attempted(f"an array of {head_dim // 2} frequencies, one per pair of the head")
     compare_arrays(
         answer,
         expected,
-        name="positions",
-        description="the positions of the sequence, counted from 0",
-        axes=("position",),
+        name="your frequencies",
+        description=f"the {head_dim // 2} frequencies of proportional p-RoPE",
+        axes=("pair",),
         atol=0.0,
-        rtol=0.0,
-        known_mistakes=[(expected + 1, "positions are counted from 0, not from 1.")],
+        rtol=1e-6,
+        known_mistakes=_proportional_mistakes(expected, head_dim, float(base), turning),
         plural=True,
     )
-    return passed(f"the {n} positions, counted from 0.")
+    return passed(
+        f"the fastest {turning} pairs turn at the full head's frequencies and the other {head_dim // 2 - turning} "
+        "stand still."
+    )
+
+
+# --------------------------------------------------------------------------- a 2026 config, layer by layer
+def _require_mapping(value: Any, name: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name} must be a mapping, got {describe_value(value)}")
+    return value
+
+
+def _layer_fields(config: Any) -> tuple[list[str], list[int], dict[str, float]]:
+    """``layer_types``, ``no_rope_layers`` and the base of each layer type, validated."""
+    cfg = _require_mapping(config, "config")
+    layer_types, flags = cfg.get("layer_types"), cfg.get("no_rope_layers")
+    for field, value in (("layer_types", layer_types), ("no_rope_layers", flags)):
+        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or not value:
+            raise TypeError(f"config['{field}'] must be a non-empty list, got {describe_value(value)}")
+    assert isinstance(layer_types, Sequence) and isinstance(flags, Sequence)
+    if len(layer_types) != len(flags):
+        raise ValueError(
+            f"config['layer_types'] and config['no_rope_layers'] must have one entry per layer each, got "
+            f"{len(layer_types)} and {len(flags)}"
+        )
+    if any(isinstance(f, bool) or f not in (0, 1) for f in flags):
+        raise ValueError("config['no_rope_layers'] must hold only 0 (NoPE) and 1 (RoPE)")
+    parameters = _require_mapping(cfg.get("rope_parameters"), "config['rope_parameters']")
+    bases = {}
+    for kind in set(layer_types):
+        entry = _require_mapping(parameters.get(kind), f"config['rope_parameters']['{kind}']")
+        bases[str(kind)] = require_positive_real(entry.get("rope_theta"), f"rope_parameters['{kind}']['rope_theta']")
+    return [str(k) for k in layer_types], [int(f) for f in flags], bases
+
+
+def _layer_bases(layer_types: list[str], flags: list[int], bases: dict[str, float]) -> np.ndarray:
+    return np.array([bases[kind] if flag == 1 else 0.0 for kind, flag in zip(layer_types, flags, strict=True)])
+
+
+def _layer_mistakes(
+    expected: np.ndarray, layer_types: list[str], flags: list[int], bases: dict[str, float]
+) -> list[tuple[np.ndarray, str]]:
+    backwards = _layer_bases(layer_types, [1 - f for f in flags], bases)
+    default = np.where(expected > 0, 10000.0, 0.0)
+    kinds = sorted(bases)
+    mistakes = [
+        (
+            backwards,
+            "no_rope_layers reads backwards: a 1 marks a layer that uses RoPE, a 0 a layer without it.",
+        ),
+        (
+            default,
+            "10000 is the default that code reading config.rope_theta falls back to; in the v5 schema the base "
+            "sits inside rope_parameters, one per layer type.",
+        ),
+        (
+            np.array([bases[kind] for kind in layer_types]),
+            "the NoPE layers apply no rotation at all: give them 0.",
+        ),
+    ]
+    for kind in kinds:
+        mistakes.append(
+            (
+                np.where(expected > 0, bases[kind], 0.0),
+                "every RoPE layer has the same base here; each layer type has its own in rope_parameters.",
+            )
+        )
+    if len(kinds) == 2:
+        swapped = {kinds[0]: bases[kinds[1]], kinds[1]: bases[kinds[0]]}
+        mistakes.append(
+            (_layer_bases(layer_types, flags, swapped), "the two layer types' bases are swapped; match them by name.")
+        )
+    return [(m, h) for m, h in mistakes if not np.array_equal(m, expected)]
+
+
+def check_layer_bases(answer: Any, *, config: Any) -> CheckResult:
+    """Check the RoPE base of every layer of a config in the transformers v5 schema (0 for a NoPE layer).
+
+    The config gives ``layer_types`` (one kind per layer), ``no_rope_layers``
+    (one flag per layer) and ``rope_parameters`` with one mapping per layer
+    kind, each with its ``rope_theta``. The answer holds, for each layer in
+    order, the base its rotary embedding uses, or 0 where the layer applies
+    none. Hints name the usual slips: ``no_rope_layers`` read backwards, the
+    default 10000 of code that reads ``config.rope_theta``, a base for the
+    NoPE layers, one base for every layer, and the layer kinds' bases swapped.
+
+    Parameters
+    ----------
+    answer : array_like or None
+        The student's bases, one per layer (``None`` or ``...`` while not
+        attempted).
+    config : mapping
+        The config, with ``layer_types``, ``no_rope_layers`` (0 or 1 per
+        layer) and ``rope_parameters[kind]["rope_theta"]`` for every kind.
+
+    Returns
+    -------
+    CheckResult
+        Truthy if correct, falsy if not attempted; displays its message.
+
+    Raises
+    ------
+    CheckFailed
+        If the bases are wrong; the message names the first layer that
+        differs or the recognised mistake, never the expected values.
+    TypeError, ValueError
+        If ``config`` lacks one of the fields above or they disagree in length.
+
+    References
+    ----------
+    .. [1] Hugging Face, transformers v5 (``rope_parameters``, one mapping per
+       layer type) and ``models/smollm3/configuration_smollm3.py``
+       (``no_rope_layers``: 1 means the layer uses RoPE).
+
+    Examples
+    --------
+    >>> cfg = {"layer_types": ["sliding_attention", "full_attention"], "no_rope_layers": [1, 0],
+    ...        "rope_parameters": {"sliding_attention": {"rope_theta": 10000.0},
+    ...                            "full_attention": {"rope_theta": 1e6}}}
+    >>> check_layer_bases(None, config=cfg)
+    Not attempted yet.
+    Replace the placeholder with an array of 2 bases, one per layer (0 for a NoPE layer), then run the cell again.
+    >>> check_layer_bases([0.0, 1e6], config=cfg)
+    Traceback (most recent call last):
+        ...
+    posenc_helpers.checks.CheckFailed: your bases are not yet the RoPE base of each of the 2 layers (0 where
+    a layer has none). Hint: no_rope_layers reads backwards: a 1 marks a layer that uses RoPE, a 0 a layer
+    without it.
+    """
+    layer_types, flags, bases = _layer_fields(config)
+    n = len(layer_types)
+    if is_placeholder(answer):
+        return not_attempted(f"an array of {n} bases, one per layer (0 for a NoPE layer)")
+    expected = _layer_bases(layer_types, flags, bases)
+    compare_arrays(
+        answer,
+        expected,
+        name="your bases",
+        description=f"the RoPE base of each of the {n} layers (0 where a layer has none)",
+        axes=("layer",),
+        atol=0.0,
+        rtol=1e-6,
+        known_mistakes=_layer_mistakes(expected, layer_types, flags, bases),
+        plural=True,
+    )
+    rope_count = int(np.count_nonzero(expected))
+    return passed(f"{rope_count} of {n} layers rotate, each with its own layer type's base; the others are NoPE.")

@@ -1,62 +1,154 @@
-"""Chapter 13 (13_positions_in_2026): its check, figure and explorer.
+"""Chapter 13 (13_positions_in_2026): its checks, figure and explorer.
 
-TODO(author): test every helper the chapter adds against values worked out by
-hand or from the paper, and its bad input.
+Expected values are worked out by hand (in the comments) or with the math module,
+never with the package.
 """
+
+import math
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from posenc_helpers.checks import CheckFailed, check_proportional_frequencies
+from posenc_helpers.checks import CheckFailed, check_layer_bases, check_proportional_frequencies
 from posenc_helpers.plotting import plot_rotating_pairs
 from posenc_helpers.widgets import RotaryFractionExplorer
 
 
-def test_check_accepts_the_positions_and_names_the_off_by_one():
-    assert check_proportional_frequencies([0, 1, 2], 3)
-    with pytest.raises(CheckFailed, match="counted from 0"):
-        check_proportional_frequencies([1, 2, 3], 3)
-    assert not check_proportional_frequencies(None, 3)
+def p_rope_by_hand(head_dim, base, share):
+    """Pair i < int(share * head_dim // 2) turns at base**(-2i / head_dim); the rest are 0."""
+    turning = int(share * head_dim // 2)
+    return [base ** (-2 * i / head_dim) if i < turning else 0.0 for i in range(head_dim // 2)]
 
 
-def test_check_messages_never_reveal_the_positions():
+# head 8, base 10000, half of the 4 pairs turn: 10000**0 = 1, 10000**(-2/8) = 0.1, then 0, 0.
+P_ROPE_8 = [1.0, 0.1, 0.0, 0.0]
+# ordinary partial rotary over the rotated width 4: 10000**0 = 1, 10000**(-2/4) = 0.01.
+PARTIAL_8 = [1.0, 0.01, 0.0, 0.0]
+
+CONFIG = {
+    "layer_types": ["sliding_attention", "sliding_attention", "sliding_attention", "full_attention"] * 2,
+    "no_rope_layers": [1, 1, 1, 0, 1, 1, 1, 0],
+    "rope_parameters": {
+        "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+        "full_attention": {"rope_type": "default", "rope_theta": 1000000.0},
+    },
+}
+# the sliding layers rotate with 10000; the full layers 3 and 7 are NoPE.
+BASES = [10000.0, 10000.0, 10000.0, 0.0, 10000.0, 10000.0, 10000.0, 0.0]
+
+
+def test_proportional_check_accepts_p_rope_and_names_the_partial_rotary_mix_up():
+    assert p_rope_by_hand(8, 10000.0, 0.5) == pytest.approx(P_ROPE_8)
+    assert check_proportional_frequencies(P_ROPE_8, head_dim=8, base=10000.0, partial_rotary_factor=0.5)
+    with pytest.raises(CheckFailed, match="full head width"):
+        check_proportional_frequencies(PARTIAL_8, head_dim=8, base=10000.0, partial_rotary_factor=0.5)
+    with pytest.raises(CheckFailed, match="must be 0"):
+        check_proportional_frequencies([1.0, 0.1, 0.01, 0.001], head_dim=8, base=10000.0, partial_rotary_factor=0.5)
+    with pytest.raises(CheckFailed, match="fast ones"):
+        check_proportional_frequencies([0.0, 0.0, 0.01, 0.001], head_dim=8, base=10000.0, partial_rotary_factor=0.5)
+    with pytest.raises(CheckFailed, match="shape"):
+        check_proportional_frequencies([1.0, 0.1], head_dim=8, base=10000.0, partial_rotary_factor=0.5)
+    assert not check_proportional_frequencies(None, head_dim=8, base=10000.0, partial_rotary_factor=0.5)
+
+
+def test_proportional_check_on_a_gemma_4_sized_head():
+    expected = p_rope_by_hand(512, 1e6, 0.25)
+    assert sum(f > 0 for f in expected) == 64
+    assert check_proportional_frequencies(expected, head_dim=512, base=1e6, partial_rotary_factor=0.25)
+
+
+def test_proportional_check_never_reveals_the_frequencies():
     with pytest.raises(CheckFailed) as info:
-        check_proportional_frequencies([0.0, 1.0, 2.0, 5.0, 4.0, 5.0, 6.0], 7)
-    assert "[0. 1. 2. 3." not in str(info.value) and "3.0" not in str(info.value)
+        check_proportional_frequencies([1.0, 0.2, 0.0, 0.0], head_dim=8, base=10000.0, partial_rotary_factor=0.5)
+    assert "0.1" not in str(info.value)
 
 
-def test_check_rejects_a_length_that_is_not_a_count():
-    with pytest.raises(ValueError, match="n_positions"):
-        check_proportional_frequencies([0], 0)
-    with pytest.raises(TypeError, match="n_positions"):
-        check_proportional_frequencies([0], 2.0)
+def test_layer_bases_check_names_the_backwards_flags_and_the_default_base():
+    assert check_layer_bases(BASES, config=CONFIG)
+    backwards = [0.0, 0.0, 0.0, 1e6, 0.0, 0.0, 0.0, 1e6]
+    with pytest.raises(CheckFailed, match="reads backwards"):
+        check_layer_bases(backwards, config=CONFIG)
+    with pytest.raises(CheckFailed, match="NoPE layers apply no rotation"):
+        check_layer_bases([10000.0, 10000.0, 10000.0, 1e6] * 2, config=CONFIG)
+    with pytest.raises(CheckFailed, match="the same base"):
+        check_layer_bases([1e6, 1e6, 1e6, 0.0] * 2, config=CONFIG)
+    assert not check_layer_bases(..., config=CONFIG)
 
 
-def test_plot_draws_the_values_and_rejects_a_table():
-    ax = plot_rotating_pairs(np.array([3.0, 1.0]))
-    assert ax.lines[0].get_ydata().tolist() == [3.0, 1.0]
+def test_layer_bases_check_names_the_default_of_code_that_reads_the_old_field():
+    bases = {"sliding_attention": {"rope_theta": 5e5}, "full_attention": {"rope_theta": 1e6}}
+    config = dict(CONFIG, rope_parameters=bases)
+    config["no_rope_layers"] = [1] * 8
+    with pytest.raises(CheckFailed, match="10000 is the default"):
+        check_layer_bases([10000.0] * 8, config=config)
+    with pytest.raises(CheckFailed, match="swapped"):
+        check_layer_bases([1e6, 1e6, 1e6, 5e5] * 2, config=config)
+
+
+def test_plot_marks_the_pairs_that_do_not_turn():
+    ax = plot_rotating_pairs(8, 0.5, style="partial")
+    # turning wavelengths 2 pi / 1 and 2 pi / 0.01; pairs 2 and 3 never turn
+    np.testing.assert_allclose(ax.lines[0].get_ydata()[:2], [2 * math.pi, 200 * math.pi])
+    assert np.isnan(ax.lines[0].get_ydata()[2:]).all()
+    assert np.isfinite(ax.lines[1].get_ydata()).tolist() == [False, False, True, True]
     plt.close("all")
-    with pytest.raises(ValueError, match="values"):
-        plot_rotating_pairs(np.zeros((2, 2)))
 
 
-def test_explorer_status_follows_the_slider():
+def test_explorer_counts_the_turning_pairs_for_both_schemes():
     explorer, changes = RotaryFractionExplorer.demo()
     for change in changes:
         explorer.set(**change)
-        assert explorer.status.value == f"last position: {change['n_positions'] - 1}"
+        # both schemes turn int(p * 64) of 64 pairs of a 128-wide head
+        assert f"{int(change['fraction'] * 64)} of 64 pairs turn" in explorer.status.value
+    explorer.set(fraction=0.25, style="partial")
+    # ordinary partial: 32 features, slowest pair 15 at 10000**(-30/32): 2 pi 10000**(30/32) tokens
+    assert f"{2 * math.pi * 10000 ** (30 / 32):,.0f} tokens" in explorer.status.value
+    assert "i + 16 paired" in explorer.status.value
 
 
 # The checks' policy cases (tests/chapters/test_checks_policy.py runs them): the call, a
 # right answer worked out by hand, and a clearly wrong one.
 POLICY_CASES = {
-    "check_proportional_frequencies": (lambda a: check_proportional_frequencies(a, 4), [0.0, 1.0, 2.0, 3.0], [1.0, 2.0, 3.0, 4.0]),
+    "check_proportional_frequencies": (
+        lambda a: check_proportional_frequencies(a, head_dim=8, base=10000.0, partial_rotary_factor=0.5),
+        P_ROPE_8,
+        PARTIAL_8,
+    ),
+    "check_layer_bases": (lambda a: check_layer_bases(a, config=CONFIG), BASES, [10000.0] * 8),
 }
 
 # Bad input to the chapter's helpers (tests/core/test_bad_input.py runs them): the call,
 # the exception, and words its message must contain.
 BAD_INPUT_CASES = [
-    (lambda: check_proportional_frequencies([0], -1), ValueError, ["n_positions", ">= 1"]),
-    (lambda: plot_rotating_pairs(np.zeros((2, 2))), ValueError, ["values", "1-D"]),
+    (
+        lambda: check_proportional_frequencies([0], head_dim=7, base=1e4, partial_rotary_factor=0.5),
+        ValueError,
+        ["head_dim", "even"],
+    ),
+    (
+        lambda: check_proportional_frequencies([0], head_dim=8, base=1e4, partial_rotary_factor=1.5),
+        ValueError,
+        ["partial_rotary_factor", "(0, 1]"],
+    ),
+    (lambda: check_layer_bases([0], config=[1, 2]), TypeError, ["config", "mapping"]),
+    (
+        lambda: check_layer_bases([0], config=dict(CONFIG, no_rope_layers=[1, 0])),
+        ValueError,
+        ["no_rope_layers", "one entry per layer"],
+    ),
+    (
+        lambda: check_layer_bases([0], config=dict(CONFIG, no_rope_layers=[2] * 8)),
+        ValueError,
+        ["no_rope_layers", "0 (NoPE) and 1 (RoPE)"],
+    ),
+    (
+        lambda: check_layer_bases([0], config=dict(CONFIG, rope_parameters={"full_attention": {"rope_theta": 1e6}})),
+        TypeError,
+        ["sliding_attention", "mapping"],
+    ),
+    (lambda: plot_rotating_pairs(8, 0.5, style="diagonal"), ValueError, ["style", "partial"]),
+    (lambda: plot_rotating_pairs(8, 0.0, style="partial"), ValueError, ["partial_rotary_factor"]),
+    (lambda: RotaryFractionExplorer(head_dim=24), ValueError, ["head_dim", "multiple of 16"]),
+    (lambda: RotaryFractionExplorer(base=-1.0), ValueError, ["base"]),
 ]
