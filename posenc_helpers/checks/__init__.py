@@ -28,6 +28,7 @@ from .ch10_comparison import check_alibi_weight_factor, check_offset_keys
 from .ch11_train_short_test_long import check_length_jumps, check_unseen_pairs
 from .ch12_positions_in_todays_models import check_axial_query, check_llama3_frequencies, check_position_ids
 from .ch13_positions_in_2026 import check_layer_bases, check_proportional_frequencies
+from .ch14_positional_bugs_museum import check_conforming_alibi, check_conforming_rope
 
 __all__ = [
     "CheckFailed",
@@ -62,4 +63,6 @@ __all__ = [
     "check_axial_query",
     "check_proportional_frequencies",
     "check_layer_bases",
+    "check_conforming_rope",
+    "check_conforming_alibi",
 ]

@@ -26,6 +26,7 @@ from .ch11_train_short_test_long import (
 )
 from .ch12_positions_in_todays_models import plot_report_wavelengths
 from .ch13_positions_in_2026 import plot_rotating_pairs
+from .ch14_positional_bugs_museum import plot_score_errors
 
 __all__ = [
     "OKABE_ITO",
@@ -66,4 +67,5 @@ __all__ = [
     "plot_pair_norms",
     "plot_report_wavelengths",
     "plot_rotating_pairs",
+    "plot_score_errors",
 ]

@@ -20,6 +20,7 @@ from .ch10_comparison import OffsetHeadExplorer
 from .ch11_train_short_test_long import LengthExplorer
 from .ch12_positions_in_todays_models import RopeBaseExplorer
 from .ch13_positions_in_2026 import RotaryFractionExplorer
+from .ch14_positional_bugs_museum import BugSymptomExplorer
 
 __all__ = [
     "FigureExplorer",
@@ -36,4 +37,5 @@ __all__ = [
     "LengthExplorer",
     "RopeBaseExplorer",
     "RotaryFractionExplorer",
+    "BugSymptomExplorer",
 ]

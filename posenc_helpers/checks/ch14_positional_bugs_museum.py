@@ -1,0 +1,176 @@
+"""Checks for chapter 14: a museum of positional bugs.
+
+Both checks hand the reader's function to the book's conformance kit
+(:func:`posenc_helpers.conformance.diagnose`) and pass when it conforms. A
+function that does not conform fails with the kit's own diagnosis: the named
+mistake, where it shows (probe, position, pair or head) and the section of the
+book that explains it. The kit's numbers are those of its probes, never the
+function the exercise asks for.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._validation import require_choice, require_even_width, require_positive_real
+from ..conformance import BUGS, Evidence, Report, diagnose
+from ._core import CheckFailed, CheckResult, is_placeholder, not_attempted, passed
+
+__all__ = ["check_conforming_alibi", "check_conforming_rope"]
+
+
+def _verdict(report: Report, what: str) -> None:
+    """Raise CheckFailed with the kit's diagnosis unless the report says the code conforms."""
+    if report.ok:
+        return
+    if report.error is not None:
+        raise CheckFailed(
+            f"{what} raised an exception when the kit called it: {report.error}. Call it yourself on a small input."
+        )
+    lines = [f"{what} does not conform yet."]
+    if report.bug is not None:
+        lines.append(f"The kit names the mistake {report.bug!r}: it {BUGS[report.bug]}.")
+    elif len(report.bugs) > 1:
+        named = " and ".join(repr(name) for name in report.bugs)
+        lines.append(f"The kit finds several mistakes at once: {named}. Fix one, then run the check again.")
+    elif report.bugs:
+        lines.append(
+            f"The kit names the mistake {report.bugs[0]!r}: it {BUGS[report.bugs[0]]}; "
+            "and it sees a further difference it cannot name."
+        )
+    else:
+        lines.append("The kit sees a difference no named mistake explains; compare your code with the formula.")
+    lines.extend(f"Where: {_where(item)}." for item in report.evidence[:2])
+    lines.append("print(diagnose(...)) shows the whole report, with the section of the book that explains it.")
+    raise CheckFailed(" ".join(lines))
+
+
+def _where(item: Evidence) -> str:
+    """The probe, what was seen and where; not the numbers the spec implies."""
+    place = ", ".join(
+        f"{name} {value}"
+        for name, value in (("position", item.position), ("pair", item.pair), ("head", item.head))
+        if value is not None
+    )
+    return f"{item.probe}: {item.note}" + (f" ({place})" if place else "")
+
+
+def _require_function(fn: Any, signature: str) -> None:
+    if not callable(fn):
+        raise CheckFailed(f"the answer should be a function {signature}; got {type(fn).__name__}.")
+
+
+def check_conforming_rope(fn: Any, *, head_dim: int, base: float, layout: str) -> CheckResult:
+    """Check a repaired RoPE function ``fn(x, positions)`` with the conformance kit.
+
+    The exercise gives a RoPE ported with mistakes from the museum and asks for
+    a version that rotates queries and keys as the model means: head width
+    ``head_dim``, base ``base`` and layout ``layout``, every feature rotated.
+    The check runs :func:`~posenc_helpers.conformance.diagnose` on the function
+    (``kind="rope"``) and passes when it conforms on every probe; otherwise it
+    names the mistake the kit finds (the layout, the base, positions ignored or
+    counted from 1, low-precision angles, ...) and where it shows.
+
+    Parameters
+    ----------
+    fn : callable or None
+        The student's function ``fn(x, positions)`` returning ``x`` rotated,
+        for ``x`` of shape ``(batch, seq, head_dim)`` and integer positions of
+        shape ``(seq,)`` (``None`` or ``...`` while not attempted).
+    head_dim : int
+        Width of one head, a positive even integer.
+    base : float
+        The RoPE base the model means, ``> 0``.
+    layout : {"half", "interleaved"}
+        Which features the model pairs.
+
+    Returns
+    -------
+    CheckResult
+        Truthy if the function conforms, falsy if not attempted; displays its message.
+
+    Raises
+    ------
+    CheckFailed
+        If ``fn`` is not a function, raises on the kit's probes, returns the
+        wrong shape, or does not conform (with the kit's diagnosis).
+    TypeError, ValueError
+        If ``head_dim``, ``base`` or ``layout`` is not valid.
+
+    Examples
+    --------
+    >>> check_conforming_rope(None, head_dim=16, base=500000.0, layout="half")
+    Not attempted yet.
+    Replace the placeholder with your function fn(x, positions), then run the cell again.
+    >>> check_conforming_rope(lambda x, positions: x, head_dim=16, base=500000.0, layout="half")
+    Traceback (most recent call last):
+        ...
+    posenc_helpers.checks.CheckFailed: your function does not conform yet. The kit sees a difference no named mistake
+    explains; compare your code with the formula. Where: unit vectors at every probe position: no feature is rotated at
+    any position. print(diagnose(...)) shows the whole report, with the section of the book that explains it.
+    """
+    head_dim = require_even_width(head_dim, "head_dim")
+    base = require_positive_real(base, "base")
+    layout = require_choice(layout, "layout", ("half", "interleaved"))
+    if is_placeholder(fn):
+        return not_attempted("your function fn(x, positions)")
+    _require_function(fn, "fn(x, positions)")
+    try:
+        report = diagnose("rope", fn, head_dim=head_dim, base=base, layout=layout)
+    except (TypeError, ValueError) as exc:
+        raise CheckFailed(f"the kit could not use your function: {exc}.") from None
+    _verdict(report, "your function")
+    return passed(
+        f"the kit finds a RoPE with head width {head_dim}, base {base:g} and the {layout} layout on every probe."
+    )
+
+
+def check_conforming_alibi(fn: Any) -> CheckResult:
+    """Check a repaired ALiBi bias ``fn(n_heads, seq_len)`` with the conformance kit.
+
+    The exercise gives an ALiBi bias from the museum whose slopes are right only
+    for some head counts, and asks for one that is right for every head count
+    (chapter 8's slopes: the power-of-two rule, and for other counts the slopes
+    of the nearest lower power of two followed by every other slope of the next
+    one). The check runs :func:`~posenc_helpers.conformance.diagnose` on the
+    function (``kind="alibi"``, causal, head counts 4, 8, 6 and 12) and passes
+    when it conforms; otherwise it names the mistake the kit finds (slopes for a
+    head count that is not a power of two, heads counted from 0, the sign).
+
+    Parameters
+    ----------
+    fn : callable or None
+        The student's function ``fn(n_heads, seq_len)`` returning the bias
+        added to the logits, shape ``(n_heads, seq_len, seq_len)`` (``None``
+        or ``...`` while not attempted).
+
+    Returns
+    -------
+    CheckResult
+        Truthy if the function conforms, falsy if not attempted; displays its message.
+
+    Raises
+    ------
+    CheckFailed
+        If ``fn`` is not a function, raises on the kit's probes, returns the
+        wrong shape, or does not conform (with the kit's diagnosis).
+
+    Examples
+    --------
+    >>> check_conforming_alibi(None)
+    Not attempted yet.
+    Replace the placeholder with your function fn(n_heads, seq_len), then run the cell again.
+    >>> check_conforming_alibi("slopes")
+    Traceback (most recent call last):
+        ...
+    posenc_helpers.checks.CheckFailed: the answer should be a function fn(n_heads, seq_len); got str.
+    """
+    if is_placeholder(fn):
+        return not_attempted("your function fn(n_heads, seq_len)")
+    _require_function(fn, "fn(n_heads, seq_len)")
+    try:
+        report = diagnose("alibi", fn)
+    except (TypeError, ValueError) as exc:
+        raise CheckFailed(f"the kit could not use your function: {exc}.") from None
+    _verdict(report, "your function")
+    return passed("the kit finds ALiBi's slopes for 4, 8, 6 and 12 heads, and the bias they give.")

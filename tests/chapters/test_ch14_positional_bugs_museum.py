@@ -1,0 +1,220 @@
+"""Chapter 14 (14_positional_bugs_museum): its checks, figure and explorer.
+
+The right answers are written here by hand, with the math module and plain
+loops over the pairs (never with the package): RoPE's frequencies
+base**(-2i/d), ALiBi's slopes by the recipe of Press et al.
+"""
+
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+from posenc_helpers.checks import CheckFailed, check_conforming_alibi, check_conforming_rope
+from posenc_helpers.plotting import plot_score_errors
+from posenc_helpers.widgets import BugSymptomExplorer
+
+
+def rope_by_hand(base, layout="half", positions_from=0, dtype=np.float64):
+    """RoPE whose pair i turns by t * base**(-2i/d); pairs (i, i + d/2) or (2i, 2i + 1)."""
+
+    def rope(x, positions):
+        x = np.asarray(x, dtype=np.float64)
+        d = x.shape[-1]
+        out = x.copy()
+        for i in range(d // 2):
+            a, b = (i, i + d // 2) if layout == "half" else (2 * i, 2 * i + 1)
+            theta = float(base) ** (-2 * i / d)
+            # positions and frequency held in dtype, their product computed in it (float16: a mixed-precision port)
+            angle = np.array([dtype(t + positions_from) * dtype(theta) for t in positions], dtype=dtype).astype(float)
+            c, s = np.cos(angle), np.sin(angle)
+            out[..., a] = x[..., a] * c - x[..., b] * s
+            out[..., b] = x[..., a] * s + x[..., b] * c
+        return out
+
+    return rope
+
+
+def slopes_by_hand(n, max_bias=8.0):
+    """Press et al.'s slopes: 2**(-max_bias h / n) for a power of two, else the lower power's and every
+    other slope of the next one."""
+
+    def power_of_two(m):
+        return [2.0 ** (-max_bias * h / m) for h in range(1, m + 1)]
+
+    if n & (n - 1) == 0:
+        return power_of_two(n)
+    lower = 2 ** int(math.floor(math.log2(n)))
+    return power_of_two(lower) + power_of_two(2 * lower)[0::2][: n - lower]
+
+
+def alibi_by_hand(max_bias=8.0, slopes=slopes_by_hand):
+    def bias(n_heads, seq_len):
+        m = slopes(n_heads, max_bias)
+        return np.array(
+            [[[-m[h] * (i - j) for j in range(seq_len)] for i in range(seq_len)] for h in range(n_heads)]
+        )
+
+    return bias
+
+
+def mlx_slopes(n, max_bias=8.0):
+    """The formula ml-explore/mlx used before PR #3071, for every head count."""
+    return [2.0 ** (-max_bias * h / n) for h in range(1, n + 1)]
+
+
+# --------------------------------------------------------------------------- check_conforming_rope
+def test_rope_check_accepts_both_layouts_and_bases():
+    assert check_conforming_rope(rope_by_hand(500000.0), head_dim=16, base=500000.0, layout="half")
+    assert check_conforming_rope(rope_by_hand(10000.0, "interleaved"), head_dim=8, base=10000.0, layout="interleaved")
+    result = check_conforming_rope(rope_by_hand(500000.0, dtype=np.float32), head_dim=16, base=500000.0, layout="half")
+    assert repr(result).startswith("Correct")
+
+
+@pytest.mark.parametrize(
+    ("fn", "bug"),
+    [
+        (rope_by_hand(500000.0, "interleaved"), "'layout'"),
+        (rope_by_hand(10000.0), "'base'"),
+        (rope_by_hand(500000.0, positions_from=1), "'off-by-one'"),
+        (rope_by_hand(500000.0, dtype=np.float16), "'low-precision-angles'"),
+    ],
+)
+def test_rope_check_names_the_mistake(fn, bug):
+    with pytest.raises(CheckFailed, match=bug):
+        check_conforming_rope(fn, head_dim=16, base=500000.0, layout="half")
+
+
+def test_rope_check_names_combined_mistakes_and_what_it_cannot_name():
+    with pytest.raises(CheckFailed, match="several mistakes at once: 'layout' and 'base'"):
+        check_conforming_rope(rope_by_hand(10000.0, "interleaved"), head_dim=16, base=500000.0, layout="half")
+    with pytest.raises(CheckFailed, match="no named mistake"):
+        check_conforming_rope(lambda x, positions: x, head_dim=16, base=500000.0, layout="half")
+
+
+def test_rope_check_reports_a_function_that_raises_or_is_not_one():
+    def broken(x, positions):
+        raise RuntimeError("shape mismatch")
+
+    with pytest.raises(CheckFailed, match="RuntimeError: shape mismatch"):
+        check_conforming_rope(broken, head_dim=16, base=500000.0, layout="half")
+    with pytest.raises(CheckFailed, match="should be a function"):
+        check_conforming_rope(np.eye(16), head_dim=16, base=500000.0, layout="half")
+    with pytest.raises(CheckFailed, match="could not use your function"):
+        check_conforming_rope(lambda x: x, head_dim=16, base=500000.0, layout="half")
+    assert not check_conforming_rope(None, head_dim=16, base=500000.0, layout="half")
+
+
+def test_rope_check_messages_never_reveal_the_answer():
+    """The message names the mistake and where, never a frequency or rotated value of the right code."""
+    with pytest.raises(CheckFailed) as info:
+        check_conforming_rope(rope_by_hand(10000.0), head_dim=16, base=500000.0, layout="half")
+    message = str(info.value)
+    right_frequencies = [500000.0 ** (-2 * i / 16) for i in range(8)]
+    for theta in right_frequencies[1:]:
+        assert f"{theta:.6g}" not in message and f"{theta:.4g}" not in message
+    assert "cos(" not in message and "concatenate" not in message
+
+
+# --------------------------------------------------------------------------- check_conforming_alibi
+def test_alibi_check_accepts_the_paper_slopes():
+    assert check_conforming_alibi(alibi_by_hand())
+
+
+def test_alibi_check_names_the_non_power_of_two_slopes_the_head_index_and_the_sign():
+    with pytest.raises(CheckFailed, match="'alibi-slopes-non-power-of-two'"):
+        check_conforming_alibi(alibi_by_hand(slopes=mlx_slopes))
+    with pytest.raises(CheckFailed, match="'off-by-one'.*a further difference it cannot name"):
+        check_conforming_alibi(alibi_by_hand(slopes=lambda n, b: [2.0 ** (-b * h / n) for h in range(n)]))
+    flipped = alibi_by_hand()
+    with pytest.raises(CheckFailed, match="'alibi-sign'"):
+        check_conforming_alibi(lambda n, s: -flipped(n, s))
+
+
+def test_alibi_check_messages_never_reveal_the_slopes():
+    with pytest.raises(CheckFailed) as info:
+        check_conforming_alibi(alibi_by_hand(slopes=mlx_slopes))
+    message = str(info.value)
+    for n in (6, 12):
+        for slope in slopes_by_hand(n):
+            assert f"{slope:.6g}" not in message
+
+
+def test_alibi_check_refuses_what_is_not_a_function():
+    with pytest.raises(CheckFailed, match="should be a function"):
+        check_conforming_alibi([0.5, 0.25])
+    assert not check_conforming_alibi(Ellipsis)
+
+
+# --------------------------------------------------------------------------- figure and explorer
+def test_plot_draws_one_line_per_bug_and_rejects_bad_lines():
+    ax = plot_score_errors(np.arange(3), {"a": [0.0, 1.0, 2.0], "b": [0.0, 0.5, 0.5]}, xlabel="offset (tokens)")
+    assert [line.get_ydata().tolist() for line in ax.lines] == [[0.0, 1.0, 2.0], [0.0, 0.5, 0.5]]
+    assert ax.lines[0].get_linestyle() != ax.lines[1].get_linestyle()
+    assert ax.get_xlabel() == "offset (tokens)"
+    plt.close("all")
+    with pytest.raises(ValueError, match="shape of x"):
+        plot_score_errors(np.arange(3), {"a": [0.0, 1.0]}, xlabel="t")
+    with pytest.raises(ValueError, match=">= 0"):
+        plot_score_errors(np.arange(2), {"a": [0.0, -1.0]}, xlabel="t")
+
+
+def test_explorer_scores_by_hand():
+    """The right score of q at m and k at n: over the pairs, (q.k) cos((m - n) theta_i) + (q x k) sin((m - n) theta_i)."""
+    explorer = BugSymptomExplorer(bug="base", position=256)
+    q, k = explorer.query, explorer.key
+    right = explorer.right_line.get_ydata()
+    for offset in (0, 1, 7, 32):
+        score = 0.0
+        for i in range(8):
+            angle = offset * 500000.0 ** (-2 * i / 16)
+            qa, qb, ka, kb = q[i], q[i + 8], k[i], k[i + 8]
+            score += (qa * ka + qb * kb) * math.cos(angle) + (qa * kb - qb * ka) * math.sin(angle)
+        assert right[offset] == pytest.approx(score, abs=1e-9)
+    # a hard-coded base of 10000: the same formula with 10000, still a function of the offset alone
+    bugged = explorer.bug_line.get_ydata()
+    for offset in (0, 5):
+        score = 0.0
+        for i in range(8):
+            angle = offset * 10000.0 ** (-2 * i / 16)
+            qa, qb, ka, kb = q[i], q[i + 8], k[i], k[i + 8]
+            score += (qa * ka + qb * kb) * math.cos(angle) + (qa * kb - qb * ka) * math.sin(angle)
+        assert bugged[offset] == pytest.approx(score, abs=1e-9)
+
+
+def test_explorer_status_follows_the_controls():
+    explorer, changes = BugSymptomExplorer.demo()
+    for change in changes:
+        explorer.set(**change)
+        values = explorer.values
+        assert f"query at position {values['position']:,}" in explorer.status.value
+        assert "exact at offset 0" in explorer.status.value  # every bug here is shared by queries and keys
+
+
+# The checks' policy cases (tests/chapters/test_checks_policy.py runs them): the call, a
+# right answer worked out by hand, and a clearly wrong one.
+POLICY_CASES = {
+    "check_conforming_rope": (
+        lambda a: check_conforming_rope(rope_by_hand(500000.0, positions_from=a), head_dim=8, base=500000.0, layout="half"),
+        0.0,  # positions as given
+        1.0,  # counted from 1
+    ),
+    "check_conforming_alibi": (
+        lambda a: check_conforming_alibi(alibi_by_hand(max_bias=a)),
+        8.0,  # the paper's 2**(-8h/n)
+        4.0,
+    ),
+}
+
+# Bad input to the chapter's helpers (tests/core/test_bad_input.py runs them): the call,
+# the exception, and words its message must contain.
+BAD_INPUT_CASES = [
+    (lambda: check_conforming_rope(None, head_dim=7, base=1e4, layout="half"), ValueError, ["head_dim"]),
+    (lambda: check_conforming_rope(None, head_dim=8, base=-1.0, layout="half"), ValueError, ["base"]),
+    (lambda: check_conforming_rope(None, head_dim=8, base=1e4, layout="split"), ValueError, ["layout"]),
+    (lambda: plot_score_errors(np.zeros((2, 2)), {"a": [0.0]}, xlabel="t"), ValueError, ["x", "1-D"]),
+    (lambda: plot_score_errors(np.arange(2), [0.0, 1.0], xlabel="t"), TypeError, ["errors", "mapping"]),
+    (lambda: BugSymptomExplorer(bug="typo"), ValueError, ["bug"]),
+    (lambda: BugSymptomExplorer(position=100), ValueError, ["position"]),
+]
