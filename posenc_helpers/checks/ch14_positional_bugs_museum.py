@@ -60,12 +60,16 @@ def _require_function(fn: Any, signature: str) -> None:
         raise CheckFailed(f"the answer should be a function {signature}; got {type(fn).__name__}.")
 
 
-def check_conforming_rope(fn: Any, *, head_dim: int, base: float, layout: str) -> CheckResult:
+def check_conforming_rope(
+    fn: Any, *, head_dim: int, base: float, layout: str, rotary_dim: int | None = None
+) -> CheckResult:
     """Check a repaired RoPE function ``fn(x, positions)`` with the conformance kit.
 
     The exercise gives a RoPE ported with mistakes from the museum and asks for
     a version that rotates queries and keys as the model means: head width
-    ``head_dim``, base ``base`` and layout ``layout``, every feature rotated.
+    ``head_dim``, base ``base`` and layout ``layout``, with the first
+    ``rotary_dim`` features rotated (ordinary partial rotary: frequencies over
+    the rotated width, pairs formed within it) and the rest passed through.
     The check runs :func:`~posenc_helpers.conformance.diagnose` on the function
     (``kind="rope"``) and passes when it conforms on every probe; otherwise it
     names the mistake the kit finds (the layout, the base, positions ignored or
@@ -83,6 +87,9 @@ def check_conforming_rope(fn: Any, *, head_dim: int, base: float, layout: str) -
         The RoPE base the model means, ``> 0``.
     layout : {"half", "interleaved"}
         Which features the model pairs.
+    rotary_dim : int, optional
+        How many features rotate, a positive even integer ``<= head_dim``.
+        Default: all of them.
 
     Returns
     -------
@@ -95,7 +102,7 @@ def check_conforming_rope(fn: Any, *, head_dim: int, base: float, layout: str) -
         If ``fn`` is not a function, raises on the kit's probes, returns the
         wrong shape, or does not conform (with the kit's diagnosis).
     TypeError, ValueError
-        If ``head_dim``, ``base`` or ``layout`` is not valid.
+        If ``head_dim``, ``base``, ``layout`` or ``rotary_dim`` is not valid.
 
     Examples
     --------
@@ -112,16 +119,23 @@ def check_conforming_rope(fn: Any, *, head_dim: int, base: float, layout: str) -
     head_dim = require_even_width(head_dim, "head_dim")
     base = require_positive_real(base, "base")
     layout = require_choice(layout, "layout", ("half", "interleaved"))
+    spec: dict[str, Any] = {"head_dim": head_dim, "base": base, "layout": layout}
+    if rotary_dim is not None:
+        spec["rotary_dim"] = require_even_width(rotary_dim, "rotary_dim")
+        if spec["rotary_dim"] > head_dim:
+            raise ValueError(f"rotary_dim must be <= head_dim = {head_dim}, got {rotary_dim}")
     if is_placeholder(fn):
         return not_attempted("your function fn(x, positions)")
     _require_function(fn, "fn(x, positions)")
     try:
-        report = diagnose("rope", fn, head_dim=head_dim, base=base, layout=layout)
+        report = diagnose("rope", fn, **spec)
     except (TypeError, ValueError) as exc:
         raise CheckFailed(f"the kit could not use your function: {exc}.") from None
     _verdict(report, "your function")
+    rotated = "every feature" if rotary_dim is None else f"the first {spec['rotary_dim']} features"
     return passed(
-        f"the kit finds a RoPE with head width {head_dim}, base {base:g} and the {layout} layout on every probe."
+        f"the kit finds a RoPE with head width {head_dim}, base {base:g}, the {layout} layout and {rotated} "
+        "rotated, on every probe."
     )
 
 

@@ -67,7 +67,7 @@ EXPLAINED_IN: dict[str, tuple[str, str, str]] = {
     ),
     "model-dim-denominator": ("12_positions_in_todays_models", "practice-partial-rotary", "Partial rotary"),
     "base": ("12_positions_in_todays_models", "practice-choosing-base", "Choosing the base"),
-    "off-by-one": ("12_positions_in_todays_models", "practice-positions-decode-time", "Positions at decode time"),
+    "off-by-one": ("14_positional_bugs_museum", "museum-invisible-off-by-one", "An off-by-one that hides"),
     "rotation-direction": ("07_rope", "rope-rotation-relative-score", "The rotation and the relative score"),
     "sin-cos-swapped": ("04_sine_cosine_pairs", "pairs-formula-k-indexing", "The formula, with k indexing pairs"),
     "low-precision-angles": ("09_long_context", "long-context-angle-errors-grow", "Angle errors grow with position"),

@@ -86,6 +86,33 @@ def test_rope_check_names_the_mistake(fn, bug):
         check_conforming_rope(fn, head_dim=16, base=500000.0, layout="half")
 
 
+def partial_by_hand(rotary_dim, denominator, rows=False):
+    """The first rotary_dim features rotate, half-split within them, pair i at base 10000**(-2i/denominator)."""
+
+    def rope(x, positions):
+        x = np.asarray(x, dtype=np.float64)
+        out = x.copy()
+        ts = np.arange(x.shape[-2]) if rows else positions
+        half = rotary_dim // 2
+        for i in range(half):
+            theta = 10000.0 ** (-2 * i / denominator)
+            angle = np.array([t * theta for t in ts], dtype=float)
+            a, b = x[..., i], x[..., i + half]
+            out[..., i] = a * np.cos(angle) - b * np.sin(angle)
+            out[..., i + half] = a * np.sin(angle) + b * np.cos(angle)
+        return out
+
+    return rope
+
+
+def test_rope_check_follows_partial_rotary():
+    assert check_conforming_rope(partial_by_hand(8, 8), head_dim=16, base=1e4, layout="half", rotary_dim=8)
+    with pytest.raises(CheckFailed, match="'model-dim-denominator' and 'positions-ignored'"):
+        check_conforming_rope(partial_by_hand(8, 16, rows=True), head_dim=16, base=1e4, layout="half", rotary_dim=8)
+    with pytest.raises(CheckFailed, match="'rotary-width'"):
+        check_conforming_rope(partial_by_hand(16, 16), head_dim=16, base=1e4, layout="half", rotary_dim=8)
+
+
 def test_rope_check_names_combined_mistakes_and_what_it_cannot_name():
     with pytest.raises(CheckFailed, match="several mistakes at once: 'layout' and 'base'"):
         check_conforming_rope(rope_by_hand(10000.0, "interleaved"), head_dim=16, base=500000.0, layout="half")
@@ -213,6 +240,7 @@ BAD_INPUT_CASES = [
     (lambda: check_conforming_rope(None, head_dim=7, base=1e4, layout="half"), ValueError, ["head_dim"]),
     (lambda: check_conforming_rope(None, head_dim=8, base=-1.0, layout="half"), ValueError, ["base"]),
     (lambda: check_conforming_rope(None, head_dim=8, base=1e4, layout="split"), ValueError, ["layout"]),
+    (lambda: check_conforming_rope(None, head_dim=8, base=1e4, layout="half", rotary_dim=12), ValueError, ["rotary_dim"]),
     (lambda: plot_score_errors(np.zeros((2, 2)), {"a": [0.0]}, xlabel="t"), ValueError, ["x", "1-D"]),
     (lambda: plot_score_errors(np.arange(2), [0.0, 1.0], xlabel="t"), TypeError, ["errors", "mapping"]),
     (lambda: BugSymptomExplorer(bug="typo"), ValueError, ["bug"]),
