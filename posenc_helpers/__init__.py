@@ -3,7 +3,9 @@
 The core is pure numpy and is imported here. Plotting (matplotlib) lives in
 :mod:`posenc_helpers.plotting`, interactive explorers (ipywidgets) in
 :mod:`posenc_helpers.widgets` and exercise checks in
-:mod:`posenc_helpers.checks`; import those explicitly where needed.
+:mod:`posenc_helpers.checks`, and the conformance kit that names the bug in a
+reader's own positional code in :mod:`posenc_helpers.conformance` (chapter 14);
+import those explicitly where needed.
 
 ==============================  ==========================================
 module                          idea
@@ -32,6 +34,7 @@ module                          idea
 :mod:`.encoders`                every method as an encoder for the checklist
 :mod:`.offset_head`             the hand-built head that looks phi tokens back
 :mod:`.configs`                 a model's config.json explained: RoPE, rescaling, contexts, precision
+:mod:`.conformance`             is my positional code right? ``diagnose`` names the bug (imported explicitly)
 ==============================  ==========================================
 """
 
