@@ -41,7 +41,7 @@ def _load(target: str) -> Callable[..., Any]:
     obj: Any = importlib.import_module(module_name)
     for part in attribute.split("."):
         obj = getattr(obj, part)
-    return obj  # type: ignore[no-any-return]
+    return obj
 
 
 def _spec(args: argparse.Namespace) -> dict[str, Any]:

@@ -50,7 +50,8 @@ def column_frequencies(table: np.ndarray, positions: np.ndarray) -> tuple[np.nda
                 for base in (principal[j], mirror[j])
                 for n in np.round((predicted[j] - np.array([principal[j], mirror[j]])) / (2 * np.pi))
             ]
-            best[j] = min(options, key=lambda value, j=j: abs(value - predicted[j]))
+            candidates = np.array(options)
+            best[j] = candidates[np.argmin(np.abs(candidates - predicted[j]))]  # the first nearest, as min() gives
         if np.max(np.abs(best - predicted)) > 0.5:
             break
         omega = best / t

@@ -52,9 +52,7 @@ def slopes_by_hand(n, max_bias=8.0):
 def alibi_by_hand(max_bias=8.0, slopes=slopes_by_hand):
     def bias(n_heads, seq_len):
         m = slopes(n_heads, max_bias)
-        return np.array(
-            [[[-m[h] * (i - j) for j in range(seq_len)] for i in range(seq_len)] for h in range(n_heads)]
-        )
+        return np.array([[[-m[h] * (i - j) for j in range(seq_len)] for i in range(seq_len)] for h in range(n_heads)])
 
     return bias
 
@@ -188,7 +186,8 @@ def test_plot_draws_one_line_per_bug_and_rejects_bad_lines():
 
 
 def test_explorer_scores_by_hand():
-    """The right score of q at m and k at n: over the pairs, (q.k) cos((m - n) theta_i) + (q x k) sin((m - n) theta_i)."""
+    """The right score of q at m and k at n: over the pairs, (q.k) cos(phi theta_i) + (q x k) sin(phi theta_i),
+    phi = m - n."""
     explorer = BugSymptomExplorer(bug="base", position=256)
     q, k = explorer.query, explorer.key
     right = explorer.right_line.get_ydata()
@@ -223,7 +222,9 @@ def test_explorer_status_follows_the_controls():
 # right answer worked out by hand, and a clearly wrong one.
 POLICY_CASES = {
     "check_conforming_rope": (
-        lambda a: check_conforming_rope(rope_by_hand(500000.0, positions_from=a), head_dim=8, base=500000.0, layout="half"),
+        lambda a: check_conforming_rope(
+            rope_by_hand(500000.0, positions_from=a), head_dim=8, base=500000.0, layout="half"
+        ),
         0.0,  # positions as given
         1.0,  # counted from 1
     ),
@@ -240,7 +241,11 @@ BAD_INPUT_CASES = [
     (lambda: check_conforming_rope(None, head_dim=7, base=1e4, layout="half"), ValueError, ["head_dim"]),
     (lambda: check_conforming_rope(None, head_dim=8, base=-1.0, layout="half"), ValueError, ["base"]),
     (lambda: check_conforming_rope(None, head_dim=8, base=1e4, layout="split"), ValueError, ["layout"]),
-    (lambda: check_conforming_rope(None, head_dim=8, base=1e4, layout="half", rotary_dim=12), ValueError, ["rotary_dim"]),
+    (
+        lambda: check_conforming_rope(None, head_dim=8, base=1e4, layout="half", rotary_dim=12),
+        ValueError,
+        ["rotary_dim"],
+    ),
     (lambda: plot_score_errors(np.zeros((2, 2)), {"a": [0.0]}, xlabel="t"), ValueError, ["x", "1-D"]),
     (lambda: plot_score_errors(np.arange(2), [0.0, 1.0], xlabel="t"), TypeError, ["errors", "mapping"]),
     (lambda: BugSymptomExplorer(bug="typo"), ValueError, ["bug"]),
