@@ -142,69 +142,84 @@ def _closes(line: str, fence: str) -> bool:
 def page_numbers(cells: list[dict[str, Any]], chapter: int | None, page: str = "") -> PageNumbers:
     """The chapter, section and figure numbers of a page's ``cells`` (see the module
     docstring); ``chapter`` None for a page that is not a chapter (nothing is numbered)."""
-    targets: dict[str, Target] = {}
+    walk = _PageWalk(chapter, page)
     sources: dict[int, str] = {}
     figures: dict[int, Target] = {}
-    sections = figure_count = 0
-    titled = False
-    pending: list[str] = []  # labels waiting for the heading after them
-
-    def settle(kind: str = "target", number: str | None = None, title: str = "") -> None:
-        for label in pending:
-            targets.setdefault(label, Target(label, kind, number, title, page))
-        pending.clear()
-
     for index, cell in enumerate(cells):
         if cell.get("cell_type") == "code":
-            settle()
-            figure = cell.get("metadata", {}).get("mystnb", {}).get("figure")
-            if not isinstance(figure, dict):
-                continue
-            caption, name = str(figure.get("caption") or ""), str(figure.get("name") or "")
-            number = None
-            if caption and chapter is not None:
-                figure_count += 1
-                number = f"{chapter}.{figure_count}"
-            target = Target(name, "figure", number, caption, page)
-            if caption:
-                figures[index] = target
-            if name:
-                targets.setdefault(name, target)
-            continue
-        if cell.get("cell_type") != "markdown":
-            continue
-        lines = cell_source(cell).split("\n")
+            walk.settle()
+            figure = walk.figure(cell)
+            if figure is not None:
+                figures[index] = figure
+        elif cell.get("cell_type") == "markdown":
+            source = walk.markdown(cell_source(cell))
+            if source != cell_source(cell):
+                sources[index] = source
+    walk.settle()
+    return PageNumbers(walk.targets, sources, figures)
+
+
+class _PageWalk:
+    """What :func:`page_numbers` has seen so far of one page, cell after cell."""
+
+    def __init__(self, chapter: int | None, page: str) -> None:
+        self.chapter, self.page = chapter, page
+        self.targets: dict[str, Target] = {}
+        self.sections = self.figures = 0
+        self.titled = False
+        self.pending: list[str] = []  # labels waiting for the heading after them
+
+    def settle(self, kind: str = "target", number: str | None = None, title: str = "") -> None:
+        """The waiting labels point at what comes now (a heading, or any other place)."""
+        for label in self.pending:
+            self.targets.setdefault(label, Target(label, kind, number, title, self.page))
+        self.pending.clear()
+
+    def figure(self, cell: dict[str, Any]) -> Target | None:
+        """A code cell's figure, numbered if it has a caption (None for a cell without one)."""
+        figure = cell.get("metadata", {}).get("mystnb", {}).get("figure")
+        if not isinstance(figure, dict):
+            return None
+        caption, name = str(figure.get("caption") or ""), str(figure.get("name") or "")
+        number = None
+        if caption and self.chapter is not None:
+            self.figures += 1
+            number = f"{self.chapter}.{self.figures}"
+        target = Target(name, "figure", number, caption, self.page)
+        if name:
+            self.targets.setdefault(name, target)
+        return target if caption else None
+
+    def markdown(self, source: str) -> str:
+        """A Markdown cell as plain Jupyter shows it: numbered headings, no label lines."""
         out: list[str] = []
         fence: str | None = None
-        for line in lines:
+        for line in source.split("\n"):
             if fence is not None:
                 fence = None if _closes(line, fence) else fence
                 out.append(line)
                 continue
-            opening = _FENCE_OPEN.match(line)
-            label = _LABEL_LINE.match(line)
-            heading = _HEADING.match(line)
+            opening, label, heading = _FENCE_OPEN.match(line), _LABEL_LINE.match(line), _HEADING.match(line)
             if opening:
-                settle()
+                self.settle()
                 fence = opening.group("fence")
             elif label:
-                pending.append(label.group("label"))
+                self.pending.append(label.group("label"))
                 continue  # plain Markdown has no labels
             elif heading:
-                level, text = len(heading.group("hashes")), heading.group("text")
-                number, title, line = _number_heading(level, text, line, chapter, sections, titled)
-                titled = titled or level == 1
-                if level == 2 and number is not None:
-                    sections = int(number.split(".")[-1])
-                settle("section", number, title)
+                line = self._heading(len(heading.group("hashes")), heading.group("text"), line)
             elif line.strip():
-                settle()
+                self.settle()
             out.append(line)
-        source = "\n".join(out)
-        if source != cell_source(cell):
-            sources[index] = source
-    settle()
-    return PageNumbers(targets, sources, figures)
+        return "\n".join(out)
+
+    def _heading(self, level: int, text: str, line: str) -> str:
+        number, title, line = _number_heading(level, text, line, self.chapter, self.sections, self.titled)
+        self.titled = self.titled or level == 1
+        if level == 2 and number is not None:
+            self.sections = int(number.split(".")[-1])
+        self.settle("section", number, title)
+        return line
 
 
 def _number_heading(

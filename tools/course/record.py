@@ -257,67 +257,75 @@ def read_exercises(cells: list[dict[str, Any]], chapter: int) -> ChapterExercise
         raise TypeError(f"cells must be a list of notebook cells; got {type(cells).__name__}")
     if isinstance(chapter, bool) or not isinstance(chapter, int) or chapter < 0:
         raise ValueError(f"chapter must be a whole number >= 0; got {chapter!r}")
+    order, found = _exercise_parts(cells)
+    kept, solutions = split_solutions(cells)
+    unknown = sorted((set(solutions.code) | set(solutions.words)) - set(found))
+    if unknown:
+        raise ValueError(f"a solution for no exercise of the notebook: {', '.join(unknown)}")
+    exercises = [
+        _exercise(label, kind, found[label], f"{chapter}.{place}", solutions)
+        for place, (label, kind) in enumerate(order, start=1)
+    ]
+    return ChapterExercises(chapter=chapter, exercises=tuple(exercises), kept=tuple(kept))
+
+
+def _exercise_parts(cells: list[dict[str, Any]]) -> tuple[list[tuple[str, str]], dict[str, dict[str, Any]]]:
+    """The exercises' labels and kinds in the order their directives appear, and the cells
+    each one's parts are (walking the directives and the cells' exercise metadata once)."""
     order: list[tuple[str, str]] = []  # (label, kind) in the order the directives appear
     found: dict[str, dict[str, Any]] = {}
     gated: str | None = None  # the label of the open {exercise-start} block ("" if it has none)
     plain: str | None = None  # the last plain {exercise}, which a written answer after it answers
     for index, cell in enumerate(cells):
         meta = _metadata(cell, index)
-        if cell.get("cell_type") == "markdown":
-            # the part a written answer cell plays is decided before its own directives (it has none)
+        if cell.get("cell_type") != "markdown":
             if meta is not None:
-                _assign(found, gated if gated is not None else plain, index, meta, f"cell {index}")
-            for _, event, label in _directive_events(cell_source(cell)):
-                if event == "end":
-                    if gated is None:
-                        raise ValueError(f"cell {index}: an exercise-end without its exercise-start")
-                    gated = None
-                    continue
-                if gated is not None:
-                    raise ValueError(f"cell {index}: an exercise inside exercise {gated or '(no label)'}")
-                if label is not None and label not in found:
-                    order.append((label, "code" if event == "start" else "prose"))
-                    found[label] = {"setup": []}
-                if event == "start":
-                    gated, plain = label or "", None
-                else:
-                    plain = label
+                _assign(found, gated, index, meta, f"cell {index}")
             continue
+        # the part a written answer cell plays is decided before its own directives (it has none)
         if meta is not None:
-            _assign(found, gated, index, meta, f"cell {index}")
+            _assign(found, gated if gated is not None else plain, index, meta, f"cell {index}")
+        for _, event, label in _directive_events(cell_source(cell)):
+            if event == "end":
+                if gated is None:
+                    raise ValueError(f"cell {index}: an exercise-end without its exercise-start")
+                gated = None
+                continue
+            if gated is not None:
+                raise ValueError(f"cell {index}: an exercise inside exercise {gated or '(no label)'}")
+            if label is not None and label not in found:
+                order.append((label, "code" if event == "start" else "prose"))
+                found[label] = {"setup": []}
+            gated, plain = (label or "", None) if event == "start" else (gated, label)
     if gated is not None:
         raise ValueError(f"exercise {gated or '(no label)'}: its exercise-start has no exercise-end")
-    kept, solutions = split_solutions(cells)
-    unknown = sorted((set(solutions.code) | set(solutions.words)) - set(found))
-    if unknown:
-        raise ValueError(f"a solution for no exercise of the notebook: {', '.join(unknown)}")
-    exercises = []
-    for place, (label, kind) in enumerate(order, start=1):
-        parts = found[label]
-        if kind == "prose" and (parts["setup"] or "answer" in parts or "check" in parts):
-            raise ValueError(f"{label}: a prose exercise has only a written answer cell (part 'words')")
-        if ("answer" in parts) != ("check" in parts):
-            raise ValueError(f"{label}: a code exercise needs both an answer cell and a check cell")
-        check = parts.get("check", {})
-        exercises.append(
-            Exercise(
-                label=label,
-                number=f"{chapter}.{place}",
-                kind=kind,
-                setup=tuple(parts["setup"]),
-                answer=parts.get("answer"),
-                check=check.get("index"),
-                words=parts.get("words", {}).get("index"),
-                points=check.get("points", 0),
-                words_points=parts.get("words", {}).get("points", 0),
-                answers=check.get("answer", ()),
-                forbid=check.get("forbid", ()),
-                require=check.get("require", ()),
-                solution_code=tuple(solutions.code.get(label, [])),
-                solution_words=tuple(solutions.words.get(label, [])),
-            )
-        )
-    return ChapterExercises(chapter=chapter, exercises=tuple(exercises), kept=tuple(kept))
+    return order, found
+
+
+def _exercise(label: str, kind: str, parts: dict[str, Any], number: str, solutions: Any) -> Exercise:
+    """One exercise's record from its parts, refusing parts that do not fit its kind."""
+    if kind == "prose" and (parts["setup"] or "answer" in parts or "check" in parts):
+        raise ValueError(f"{label}: a prose exercise has only a written answer cell (part 'words')")
+    if ("answer" in parts) != ("check" in parts):
+        raise ValueError(f"{label}: a code exercise needs both an answer cell and a check cell")
+    check = parts.get("check", {})
+    words = parts.get("words", {})
+    return Exercise(
+        label=label,
+        number=number,
+        kind=kind,
+        setup=tuple(parts["setup"]),
+        answer=parts.get("answer"),
+        check=check.get("index"),
+        words=words.get("index"),
+        points=check.get("points", 0),
+        words_points=words.get("points", 0),
+        answers=check.get("answer", ()),
+        forbid=check.get("forbid", ()),
+        require=check.get("require", ()),
+        solution_code=tuple(solutions.code.get(label, [])),
+        solution_words=tuple(solutions.words.get(label, [])),
+    )
 
 
 def _assign(found: dict[str, dict[str, Any]], label: str | None, index: int, meta: dict[str, Any], where: str) -> None:
