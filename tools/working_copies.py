@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import platform
 import re
 import sys
 from pathlib import Path
@@ -86,11 +87,15 @@ def without_solutions(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
 def working_copy(nb: nbformat.NotebookNode, *, student: bool) -> nbformat.NotebookNode:
     """What a reader opens: ``nb`` unpaired from its text twin, without its solutions
-    if ``student``."""
+    if ``student``, and with the Python version that its kernel (this environment's
+    Python) will report, so that opening it changes nothing. (The tracked notebooks
+    leave the version out, since it differs between machines; JupyterLab writes it
+    in when the kernel starts, and the notebook would count as modified.)"""
     if not isinstance(nb, nbformat.NotebookNode):
         raise TypeError(f"nb must be a notebook (nbformat.NotebookNode), got {type(nb).__name__}")
     out = without_solutions(nb) if student else copy.deepcopy(nb)
     out.metadata.pop("jupytext", None)
+    out.metadata.setdefault("language_info", {})["version"] = platform.python_version()
     return out
 
 

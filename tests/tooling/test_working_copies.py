@@ -42,6 +42,9 @@ def test_a_book_copy_is_the_chapter_unpaired_from_its_twin(chapter):
     copy = working_copies.working_copy(chapter, student=False)
     assert copy.cells == chapter.cells
     assert "jupytext" in chapter.metadata and "jupytext" not in copy.metadata
+    # The version the kernel will report (this Python's), so that opening the copy changes nothing.
+    assert "version" not in chapter.metadata["language_info"]
+    assert copy.metadata["language_info"]["version"] == "{}.{}.{}".format(*sys.version_info[:3])
 
 
 def test_gated_and_plain_solutions_are_cut_where_they_start_and_end():

@@ -1,0 +1,240 @@
+"""JupyterLab as a reader meets it (issue 25): started from the reader environment,
+one chapter opened from its working copy (``make lab``), run, an explorer's slider
+moved, the page reloaded, and the repository's notebooks untouched.
+
+The JupyterLab server runs on a free port of 127.0.0.1 with a random token, with its
+configuration, settings, workspaces and runtime files in a temporary folder (nothing
+of the machine's own JupyterLab set-up is read or written). Chapter 01 is the chapter:
+the shortest to run. Timeouts are generous, for a loaded two-core CI machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+CHAPTER = REPO / "notebooks" / "01_why_order_matters.ipynb"
+START_TIMEOUT_S = 180
+RUN_TIMEOUT_MS = 240_000
+LOAD_TIMEOUT_MS = 120_000
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _git_status() -> str:
+    result = subprocess.run(
+        ["git", "status", "--porcelain", "--", "notebooks"], cwd=REPO, capture_output=True, text=True, check=False
+    )
+    return result.stdout if result.returncode == 0 else "(no git)"
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """A JupyterLab server on a working copy of chapter 01 (as make lab makes it);
+    yields (base URL with token, the copy's folder, the server's log file)."""
+    from tools import working_copies
+
+    home = tmp_path_factory.mktemp("jupyterlab")
+    copies = home / "book"
+    working_copies.write_copies([CHAPTER], copies, student=False)
+    port, token = _free_port(), secrets.token_hex(16)
+    env = dict(os.environ)
+    for name, folder in {
+        "JUPYTER_CONFIG_DIR": "config",
+        "JUPYTER_RUNTIME_DIR": "runtime",
+        "JUPYTERLAB_SETTINGS_DIR": "settings",
+        "JUPYTERLAB_WORKSPACES_DIR": "workspaces",
+        "IPYTHONDIR": "ipython",
+    }.items():
+        (home / folder).mkdir()
+        env[name] = str(home / folder)
+    # Every cell rendered, not only those in view (JupyterLab's default windowing leaves
+    # the others out of the page), so that every widget output is displayed and checked.
+    tracker = home / "settings" / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
+    tracker.parent.mkdir(parents=True)
+    tracker.write_text('{"windowingMode": "none"}')
+    log = home / "server.log"
+    command = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--allow-root",
+        f"--port={port}",
+        "--ServerApp.ip=127.0.0.1",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={copies}",
+        "--LabApp.expose_app_in_browser=True",  # window.jupyterapp, to read the notebook's model
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+    with log.open("w") as out:
+        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=copies)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5).close()
+                break
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                if server.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"JupyterLab did not start:\n{log.read_text()[-3000:]}", pytrace=False)
+                time.sleep(1)
+        yield base, token, copies, log
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+_CELLS_JS = """
+() => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  if (!panel || !panel.content || !panel.content.model) return null;
+  const cells = [];
+  for (const cell of panel.content.model.cells) {
+    if (cell.type !== 'code') continue;
+    cells.push({count: cell.executionCount, outputs: cell.outputs.toJSON()});
+  }
+  const kernel = panel.sessionContext.session && panel.sessionContext.session.kernel;
+  return {dirty: panel.context.model.dirty, status: kernel ? kernel.status : 'none', cells: cells};
+}
+"""
+
+
+def _state(page) -> dict:
+    return page.evaluate(_CELLS_JS)
+
+
+def _wait(page, condition: str, timeout_ms: int, what: str, arg=None) -> None:
+    """Wait for ``condition`` (a JavaScript function); on a timeout, fail saying what
+    the notebook looked like."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(condition, arg=arg, timeout=timeout_ms)
+    except PlaywrightTimeout:
+        try:
+            state = _state(page)
+            summary = {"status": state["status"], "counts": [c["count"] for c in state["cells"]]}
+        except Exception as exc:  # the page itself is the problem
+            summary = {"page": repr(exc)}
+        pytest.fail(f"{what} within {timeout_ms / 1000:.0f} s: {summary}", pytrace=False)
+
+
+def _open_chapter(page, base: str, token: str) -> None:
+    page.goto(f"{base}/lab/tree/{CHAPTER.name}?token={token}", wait_until="load", timeout=LOAD_TIMEOUT_MS)
+    _wait(
+        page,
+        "() => { const p = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+        " return !!(p && p.sessionContext && p.sessionContext.session && p.sessionContext.session.kernel"
+        " && p.sessionContext.session.kernel.status === 'idle'); }",
+        LOAD_TIMEOUT_MS,
+        "the chapter did not open with an idle kernel",
+    )
+
+
+def test_a_chapter_runs_its_explorer_responds_and_a_reload_keeps_it(browser, lab):
+    base, token, copies, log = lab
+    tracked_before, status_before = _digest(CHAPTER), _git_status()
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(LOAD_TIMEOUT_MS)
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    try:
+        _open_chapter(page, base, token)
+        opened = _state(page)
+        assert not opened["dirty"], "opening the chapter marked it modified"
+        failed = [p for p in problems if "Failed to create module" in p or "RUNTIME-0" in p]
+        assert not failed, f"an extension failed to load: {failed}"
+
+        # Run All, as a reader would, and wait until every code cell has run (the stored
+        # execution counts are cleared first: a fresh run counts 1, 2, ... as they do).
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
+        assert all(cell["count"] is None for cell in _state(page)["cells"])
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        _wait(
+            page,
+            "() => { const p = window.jupyterapp.shell.currentWidget; let all = true;"
+            " for (const c of p.content.model.cells) {"
+            "   if (c.type === 'code' && c.executionCount === null) all = false; }"
+            " return all && p.sessionContext.session.kernel.status === 'idle'; }",
+            RUN_TIMEOUT_MS,
+            "Run All did not finish",
+        )
+        ran = _state(page)
+        errors = [
+            output
+            for cell in ran["cells"]
+            for output in cell["outputs"]
+            if output["output_type"] == "error"
+            or (output["output_type"] == "stream" and output.get("name") == "stderr")
+        ]
+        assert not errors, f"Run All printed errors or warnings: {errors[:2]}"
+
+        # The explorer: move its slider with the keyboard and see its figure change.
+        explorer = page.locator(".jp-OutputArea-output .widget-vbox").filter(has=page.locator("img")).first
+        explorer.scroll_into_view_if_needed()
+        image = explorer.locator("img").first
+        before = image.get_attribute("src")
+        handle = explorer.locator(".noUi-handle").first
+        handle.focus()
+        handle.press("ArrowRight")
+        _wait(
+            page,
+            "([img, before]) => img.getAttribute('src') !== before",
+            60_000,
+            "the explorer's figure did not change when its slider moved",
+            arg=[image.element_handle(), before],
+        )
+
+        # Saved (as autosave would) and reloaded with the kernel still running: every
+        # widget the file names is drawn again from the kernel, none is missing.
+        page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+        saved_js = "() => !window.jupyterapp.shell.currentWidget.context.model.dirty"
+        _wait(page, saved_js, 60_000, "the copy was not saved")
+        saved = (copies / CHAPTER.name).read_text()
+        assert "application/vnd.jupyter.widget-view+json" in saved, "the saved copy holds no explorer"
+        page.reload(wait_until="load")
+        _wait(
+            page,
+            "() => { const p = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+            " return !!(p && p.sessionContext && p.sessionContext.session && p.sessionContext.session.kernel"
+            " && p.sessionContext.session.kernel.status === 'idle'); }",
+            LOAD_TIMEOUT_MS,
+            "the chapter did not come back after a reload",
+        )
+        page.locator(".jp-OutputArea-output .widget-vbox img").first.wait_for(state="attached")
+        assert page.get_by_text("Error displaying widget").count() == 0, "a widget failed to display after reload"
+    finally:
+        context.close()
+    # The reader worked in the copy; the repository's notebooks are as they were.
+    assert _digest(CHAPTER) == tracked_before, "the tracked chapter was rewritten"
+    assert _git_status() == status_before
+    assert "Traceback" not in log.read_text(), log.read_text()[-3000:]
