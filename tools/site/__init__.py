@@ -17,6 +17,7 @@ module                      what it is for
 :mod:`.layout`              phones, paper, and nothing moving while a page loads
 :mod:`.icons`               Font Awesome cut to the icons the site draws
 :mod:`.images`              figures as WebP, sized before they arrive
+:mod:`.explorers`           every chapter's explorer on the website, frames drawn by its Python
 :mod:`.head`                one viewport tag, plain descriptions, the titled root redirect
 :mod:`.unused`              source maps and TrueType fonts removed
 :mod:`.launch`              launch buttons from ``repository.url``
@@ -40,6 +41,7 @@ from sphinx.util import logging
 
 from . import (
     accessibility,
+    explorers,
     guard,
     head,
     icons,
@@ -64,11 +66,13 @@ SITE_STEPS: tuple[SiteStep, ...] = (
     accessibility.select_proofs_by_class,  # proof.css, after the print stylesheet has read it
     icons.slim_site_icons,  # Font Awesome's CSS and fonts cut to the icons the pages name
     images.convert_site_figures,  # _images/*.png -> .webp where smaller
+    explorers.render_explorer_frames,  # each chapter's explorer drawn on its grid (cached)
 )
 
 #: Page steps, in order, applied to each page's HTML in memory.
 PAGE_STEPS: tuple[PageStep, ...] = (
     math.typeset_page,  # TeX -> CommonHTML + MathML; the formula stylesheet and font preloads
+    explorers.insert_players,  # the explorer's web player after its cell (repaired with the page)
     text_step(layout.scroll_sidebar_early),  # the sidebar's scroll before the first paint
     text_step(accessibility.repair),  # names, unique ids, roles
     text_step(icons.drop_font_awesome_script),  # no all.min.js, one font preload

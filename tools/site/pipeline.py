@@ -37,6 +37,9 @@ class Site:
         Rendered HTML for each formula, keyed by :func:`tools.site.math.formula_key`.
     figures : dict of str to tuple of (str, int, int)
         ``{stem: (suffix, width, height)}`` for every figure in ``_images``.
+    explorers : dict of str to dict
+        ``{page file name: manifest}`` for every chapter page whose explorer has frames
+        (:mod:`tools.site.explorers`).
     notes : list of str
         What the steps did, for the build log.
     """
@@ -47,6 +50,7 @@ class Site:
     pages: dict[Path, str]
     formulas: dict[str, str] = field(default_factory=dict)
     figures: dict[str, tuple[str, int, int]] = field(default_factory=dict)
+    explorers: dict[str, dict[str, Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
     @property

@@ -1,0 +1,225 @@
+"""tools.site.explorers: every chapter's explorer on the website, frames drawn by its own Python.
+
+The browser suite (tests/browser/test_explorers.py) drives the players on the built
+site; these tests check the parts on small inputs worked out by hand, and that every
+explorer of the book has a grid built the way its chapter builds it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from posenc_helpers import widgets
+from tools.site import explorers
+from tools.site.pipeline import Page, Site
+
+REPO = Path(__file__).resolve().parents[2]
+
+# The HTML myst-nb writes for a code cell tagged remove-output (input shown, output dropped).
+CELL = (
+    '<div class="cell tag_nbval-ignore-output tag_remove-output docutils container">\n'
+    '<div class="cell_input docutils container">\n'
+    '<div class="highlight-ipython3 notranslate"><div class="highlight"><pre><span></span>'
+    '<span class="kn">from</span><span class="w"> </span><span class="nn">posenc_helpers.widgets</span>'
+    '<span class="w"> </span><span class="kn">import</span> <span class="n">SinusoidalExplorer</span>\n'
+    "</pre></div>\n</div>\n</div>\n</div>"
+)
+PAGE = (
+    "<html><head><title>t</title></head><body>"
+    '<div class="cell tag_remove-output docutils container"><div>plain = 1</div></div>'
+    f"{CELL}<p>after</p></body></html>"
+)
+
+# A manifest as render_frames writes it, worked out by hand: one control of two values.
+MANIFEST = {
+    "explorer": "SinusoidalExplorer",
+    "folder": "04_sine_cosine_pairs",
+    "width": 768,
+    "height": 272,
+    "controls": [{"name": "base", "label": "base", "values": [10.0, 100.0], "labels": ["10", "100"], "start": 1}],
+    "frames": {
+        "0": {"src": "000.webp", "setting": {"base": 10.0}, "status": "<b>a</b>", "alt": "base 10: a"},
+        "1": {"src": "001.webp", "setting": {"base": 100.0}, "status": "b &lt; c</script>", "alt": 'base "100"'},
+    },
+}
+
+
+def _pixels(data: bytes) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))
+
+
+def test_every_explorer_of_the_book_has_a_grid():
+    names = {name for name in widgets.__all__ if name != "FigureExplorer"}
+    assert set(explorers.GRIDS) == names
+
+
+def test_each_grid_builds_its_explorer_as_the_chapter_does():
+    """The grid's builder was checked against the notebook's explorer (same first frame, same
+    status); the notebook's line is pinned here so that a change to it asks for that check again."""
+    cells = {}
+    for path in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            source = "".join(cell["source"])
+            if cell["cell_type"] == "code" and "remove-output" in cell["metadata"].get("tags", []):
+                found = re.search(r"from posenc_helpers\.widgets import (\w+Explorer)", source)
+                if found:
+                    cells[found.group(1)] = (path.name, source)
+    assert set(cells) == set(explorers.GRIDS)
+    for name, grid in explorers.GRIDS.items():
+        notebook, source = cells[name]
+        assert grid.cell in source.splitlines(), f"{notebook}: the explorer cell no longer has {grid.cell!r}"
+
+
+def test_a_grid_is_every_combination_of_its_values_the_last_varying_fastest():
+    grid = explorers.Grid({"a": (1, 2), "b": ("x", "y", "z")}, "why", "cell", lambda: None)
+    assert grid.settings == [
+        {"a": 1, "b": "x"},
+        {"a": 1, "b": "y"},
+        {"a": 1, "b": "z"},
+        {"a": 2, "b": "x"},
+        {"a": 2, "b": "y"},
+        {"a": 2, "b": "z"},
+    ]
+
+
+def test_every_grid_says_why_and_stays_within_the_frame_count_its_budget_allows():
+    for name, grid in explorers.GRIDS.items():
+        assert len(grid.why) > 40, name
+        # at the largest frame measured (about 40 kB as WebP), 1.5 MB holds 37 frames; most frames
+        # are 5-25 kB, and the build fails on a chapter over the budget
+        assert 2 <= len(grid.settings) <= 45, name
+
+
+def test_the_explorer_cell_is_found_by_its_tag_and_its_import_and_ends_with_its_div():
+    name, end = explorers.find_explorer_cell(PAGE)
+    assert name == "SinusoidalExplorer"
+    assert PAGE[:end].endswith(CELL)
+    assert PAGE[end:] == "<p>after</p></body></html>"
+    assert explorers.find_explorer_cell(PAGE.replace("tag_remove-output", "tag_hide-input")) is None
+
+
+def test_control_labels_are_the_widgets_own_labels_else_the_value():
+    explorer = widgets.SinusoidalExplorer()
+    assert explorers.control_labels(explorer.controls["base"], (10.0, 1e6)) == ["10", "1,000,000"]
+    toggle = widgets.RotaryFractionExplorer().controls["style"]  # options without labels
+    assert explorers.control_labels(toggle, ("proportional",)) == ["proportional"]
+    slider = widgets.UnitCircleExplorer().controls["t"]
+    assert explorers.control_labels(slider, (2.5, 40.0, 3)) == ["2.5", "40", "3"]
+
+
+def test_frames_are_lossless_and_in_the_smaller_format():
+    rng = np.random.default_rng(0)
+    noisy = rng.integers(0, 256, size=(40, 60, 3), dtype=np.uint8)  # WebP gains nothing on noise
+    flat = np.full((40, 60, 3), 255, dtype=np.uint8)
+    flat[10:20, 5:50] = (0, 114, 178)
+    for pixels in (noisy, flat):
+        buffer = io.BytesIO()
+        Image.fromarray(pixels).save(buffer, format="png", compress_level=1)
+        suffix, data = explorers.encode_frame(buffer.getvalue())
+        assert suffix in (".webp", ".png")
+        assert len(data) <= len(buffer.getvalue())
+        np.testing.assert_array_equal(_pixels(data), pixels)
+    assert explorers.encode_frame(_png(flat))[0] == ".webp"
+
+
+def _png(pixels: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).save(buffer, format="png", compress_level=1)
+    return buffer.getvalue()
+
+
+def test_rendered_frames_are_what_a_fresh_explorer_draws_for_each_setting(tmp_path):
+    grid = explorers.GRIDS["RotaryFractionExplorer"]
+    manifest = explorers.render_frames("RotaryFractionExplorer", grid, tmp_path)
+    assert [c["name"] for c in manifest["controls"]] == ["fraction", "style"]
+    assert manifest["controls"][0]["labels"] == ["0.125", "0.25", "0.5", "0.75", "1"]
+    assert [c["start"] for c in manifest["controls"]] == [1, 0]  # the chapter's 0.25, partial
+    assert len(manifest["frames"]) == 10
+    # index "3,1" is fraction 0.75 (fourth value), proportional (second)
+    frame = manifest["frames"]["3,1"]
+    assert frame["setting"] == {"fraction": 0.75, "style": "proportional"}
+    fresh = widgets.RotaryFractionExplorer(head_dim=128)
+    fresh.set(fraction=0.75, style="proportional")
+    np.testing.assert_array_equal(_pixels((tmp_path / frame["src"]).read_bytes()), _pixels(fresh.image.value))
+    assert frame["status"] == fresh.status.value
+    assert frame["alt"].startswith("The explorer's figure at fraction p 0.75, scheme proportional: ")
+    assert "<" not in frame["alt"]
+    assert (manifest["width"], manifest["height"]) == (576, 272)  # 7.2 x 3.4 inches at 80 dpi
+
+
+def test_a_grid_must_name_real_controls_and_include_the_chapters_setting(tmp_path):
+    build = widgets.RotaryFractionExplorer
+    with pytest.raises(ValueError, match="does not have: \\['width'\\]"):
+        explorers.render_frames("RotaryFractionExplorer", explorers.Grid({"width": (1,)}, "", "", build), tmp_path)
+    with pytest.raises(ValueError, match="fraction must include the chapter's value 0.25"):
+        explorers.render_frames("RotaryFractionExplorer", explorers.Grid({"fraction": (0.5,)}, "", "", build), tmp_path)
+    with pytest.raises(TypeError, match="built a RotaryFractionExplorer"):
+        explorers.render_frames("AlibiExplorer", explorers.Grid({}, "", "", build), tmp_path)
+
+
+def test_the_player_has_a_labelled_range_per_control_a_live_status_and_a_lazy_sized_frame():
+    player = explorers.player_html(MANIFEST, "../_static/explorers/04_sine_cosine_pairs/")
+    assert '<label for="explorer-04_sine_cosine_pairs-base">base</label>' in player
+    assert (
+        '<input type="range" id="explorer-04_sine_cosine_pairs-base" min="0" max="1" step="1" value="1" '
+        'aria-valuetext="100">'
+    ) in player
+    # the starting frame (index 1) is shown: its file, size, alt text and status
+    assert (
+        '<img class="posenc-player-frame" src="../_static/explorers/04_sine_cosine_pairs/001.webp" '
+        'loading="lazy" width="768" height="272" alt="base &quot;100&quot;">'
+    ) in player
+    assert 'aria-live="polite">b &lt; c</script></p>' in player
+    data = re.search(r'<script type="application/json" class="posenc-player-data">(.*?)</script>', player).group(1)
+    assert "</" not in data  # a status with </script> cannot end the data early
+    assert json.loads(data) == {
+        "controls": [{"labels": ["10", "100"]}],
+        "frames": {"0": ["000.webp", "<b>a</b>", "base 10: a"], "1": ["001.webp", "b &lt; c</script>", 'base "100"']},
+    }
+
+
+def test_the_player_goes_after_the_explorer_cell_with_its_assets_and_no_script_fallback(tmp_path):
+    site = Site(outdir=tmp_path, doctreedir=tmp_path / "doctrees", config=None, pages={})
+    page = Page(tmp_path / "notebooks" / "04_sine_cosine_pairs.html", site)
+    assert explorers.insert_players(PAGE, page) == PAGE  # no frames for this page
+    site.explorers = {"04_sine_cosine_pairs.html": MANIFEST}
+    text = explorers.insert_players(PAGE, page)
+    head, body = text.split("</head>")
+    assert head.endswith(
+        '<link rel="stylesheet" href="../_static/explorer.css">'
+        "<noscript><style>.posenc-player{display:none}</style></noscript>"
+        '<script defer src="../_static/explorer.js"></script>'
+    )
+    assert body.index(CELL) + len(CELL) < body.index('<section class="posenc-player"') < body.index("<p>after</p>")
+    other = Page(tmp_path / "notebooks" / "05_rotation_proof.html", site)
+    assert explorers.insert_players(PAGE, other) == PAGE
+
+
+def test_the_site_step_renders_caches_and_refuses_a_chapter_over_the_budget(tmp_path, monkeypatch):
+    outdir = tmp_path / "html"
+    page = outdir / "notebooks" / "13_positions_in_2026.html"
+    page.parent.mkdir(parents=True)
+    cell = CELL.replace("SinusoidalExplorer", "RotaryFractionExplorer")
+    site = Site(outdir=outdir, doctreedir=tmp_path / "doctrees", config=None, pages={page: cell})
+    small = explorers.Grid({"style": ("partial", "proportional")}, "why", "cell", widgets.RotaryFractionExplorer)
+    monkeypatch.setitem(explorers.GRIDS, "RotaryFractionExplorer", small)
+    explorers.render_explorer_frames(site)
+    manifest = site.explorers["13_positions_in_2026.html"]
+    frames = sorted(p.name for p in (outdir / "_static" / "explorers" / "13_positions_in_2026").iterdir())
+    assert frames == ["000.webp", "001.webp", "manifest.json"]
+    assert manifest["bytes"] == sum(
+        (page.parent.parent / "_static/explorers/13_positions_in_2026" / f).stat().st_size for f in frames[:2]
+    )
+    # a second build copies the cached frames instead of drawing them again
+    monkeypatch.setattr(explorers, "render_frames", lambda *a: pytest.fail("drawn again"))
+    explorers.render_explorer_frames(site)
+    monkeypatch.setattr(explorers, "FRAME_BUDGET_BYTES", manifest["bytes"] - 1)
+    with pytest.raises(ValueError, match="over"):
+        explorers.render_explorer_frames(site)

@@ -1,0 +1,434 @@
+"""Every chapter's explorer on the website, without a kernel: frames rendered by its own Python.
+
+In Jupyter a chapter's explorer (:mod:`posenc_helpers.widgets`) redraws its figure and
+status line for any setting of its controls. A static page cannot run Python, so at
+build time :func:`render_explorer_frames` sets the *same* explorer, with the chapter's
+own set-up, to every setting of a grid (:data:`GRIDS`, one per explorer, each saying
+which controls, which values, and why that grid is enough) and stores what it draws:
+``_static/explorers/<chapter>/<n>.webp`` (lossless WebP, or PNG where smaller) and a
+``manifest.json`` (setting -> frame file, status line, alt text). Nothing of the
+explorers' mathematics is written again in JavaScript: the player only swaps frames.
+
+:func:`insert_players` puts the player where the explorer's code cell is on the page
+(found by the cell's ``remove-output`` tag and its ``from posenc_helpers.widgets import
+...Explorer`` line): one labelled ``<input type="range">`` per gridded control
+(keyboard operable), the frame, and the status line in an ``aria-live="polite"``
+region (the frame's text alternative). The manifest is written into the page, so the
+player works from ``file://`` too (no ``fetch``); the first frame loads lazily, the
+others on the first interaction. Without scripts a ``<noscript>`` style hides the
+player and the page shows its static companion figure, as before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import io
+import json
+import re
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import product
+from pathlib import Path
+from typing import Any
+
+from .pipeline import Page, Site
+
+FRAME_BUDGET_BYTES = 1_500_000  # all of one chapter's frames together
+WEBP_OPTIONS: dict[str, Any] = {"lossless": True, "quality": 100, "method": 4}
+
+
+def _demo(name: str) -> Callable[[], Any]:
+    """The explorer as the chapter builds it, when that is its ``demo()`` set-up."""
+
+    def build() -> Any:
+        from posenc_helpers import widgets
+
+        return getattr(widgets, name).demo()[0]
+
+    return build
+
+
+def _naive_positions() -> Any:
+    """Chapter 02's explorer: its own embeddings (seed 2, 1000 x 64, sigma 1), divided by sigma."""
+    import numpy as np
+
+    from posenc_helpers.widgets import NaivePositionsExplorer
+
+    sigma, d = 1.0, 64
+    embeddings = sigma * np.random.default_rng(seed=2).normal(size=(1000, d))
+    return NaivePositionsExplorer(embeddings / sigma, length=50)
+
+
+def _train_short_test_long() -> Any:
+    """Chapter 11's explorer: the recorded loss at each position of every method, RoPE shown."""
+    import numpy as np
+
+    from posenc_helpers.lab import METHODS, PROTOCOL
+    from posenc_helpers.measured import trained_extrapolation
+    from posenc_helpers.widgets import LengthExplorer
+
+    record = trained_extrapolation()
+    along = {m: np.array(record["positions"][m]) for m in METHODS}
+    return LengthExplorer(along, PROTOCOL.train_len, method="rope")
+
+
+@dataclass(frozen=True)
+class Grid:
+    """The settings an explorer is rendered at for the website.
+
+    Attributes
+    ----------
+    values : mapping of str to tuple
+        For each control the player offers, the values it steps through (every
+        combination is rendered). Controls left out keep the chapter's setting.
+    why : str
+        Why these controls and values show what the chapter's explorer is for.
+    cell : str
+        The line of the chapter's explorer cell that builds it; a test fails when the
+        notebook's line changes, so that :attr:`build` is checked again.
+    build : callable
+        Builds the explorer as the chapter does (by default its ``demo()``, which for
+        these chapters is the notebook's own set-up, frame for frame).
+    """
+
+    values: Mapping[str, tuple[Any, ...]]
+    why: str
+    cell: str
+    build: Callable[[], Any]
+
+    @property
+    def settings(self) -> list[dict[str, Any]]:
+        """Every setting of the grid, the last control varying fastest."""
+        names = list(self.values)
+        return [dict(zip(names, combo, strict=True)) for combo in product(*self.values.values())]
+
+
+#: One grid per explorer class of :mod:`posenc_helpers.widgets` (a test keeps it complete).
+GRIDS: dict[str, Grid] = {
+    "WordOrderExplorer": Grid(
+        {"order": ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0)), "strength": (0.0, 0.5, 1.0, 2.0)},
+        "Every word order (the point: without a position signal all six give the same pooled output) at "
+        "no, weak, equal and strong position signal; 24 frames.",
+        "explorer = WordOrderExplorer(sentence_a, x_a, w_q, w_k, w_v, sinusoid)",
+        _demo("WordOrderExplorer"),
+    ),
+    "NaivePositionsExplorer": Grid(
+        {"length": (2, 5, 10, 20, 50, 100, 200, 500), "scale": (0.1, 1.0, 10.0)},
+        "Lengths on a roughly logarithmic ladder up to the slider's 500 show where raw indices swamp the "
+        "embeddings; three embedding scales a decade apart show the crossing move; 24 frames.",
+        "explorer = NaivePositionsExplorer(embeddings / sigma, length=long)",
+        _naive_positions,
+    ),
+    "SineCollisionExplorer": Grid(
+        {
+            "omega": (1.0, 0.15848931924611134, 0.025118864315095794, 0.003981071705534973, 0.000630957344480193),
+            "reference": (0, 11, 22, 100, 500, 999),
+        },
+        "All five frequency columns against references at the start, near the first near-collisions "
+        "(11, 22), in the middle and at the end; the threshold stays at the chapter's 0.01; 30 frames.",
+        "explorer = SineCollisionExplorer(n_positions=n_positions)",
+        _demo("SineCollisionExplorer"),
+    ),
+    "SinusoidalExplorer": Grid(
+        {"d_model": (8, 16, 32, 64, 128, 256, 512), "base": (10.0, 100.0, 1000.0, 10000.0, 100000.0, 1e6)},
+        "The explorer's own two selection sliders, every stop of both (the control is discrete): 42 frames.",
+        "explorer = SinusoidalExplorer(n_positions=n_show, d_model=d, base=base)",
+        _demo("SinusoidalExplorer"),
+    ),
+    "UnitCircleExplorer": Grid(
+        {"t": (0.0, 1.0, 3.0, 6.0, 10.0, 20.0, 40.0), "phi": (-6.0, 0.0, 2.0, 6.0)},
+        "Position t from 0 to the slider's 40 and offsets of both signs: the point of the chapter is that "
+        "the rotation by phi looks the same at every t; pair k stays 0 (the fastest pair); 28 frames "
+        "(42 frames took 1.4 MB).",
+        "explorer = UnitCircleExplorer(d_model=d_small)",
+        _demo("UnitCircleExplorer"),
+    ),
+    "T5BucketExplorer": Grid(
+        {"num_buckets": (8, 16, 32, 64), "max_distance": (40, 64, 128, 256), "bidirectional": (True, False)},
+        "Bucket counts and maximum distances doubling across the sliders' ranges, encoder and decoder: 32 frames.",
+        "explorer = T5BucketExplorer()",
+        _demo("T5BucketExplorer"),
+    ),
+    "RopeDecayExplorer": Grid(
+        {"head_dim": (16, 32, 64, 128, 256), "base": (10.0, 100.0, 1000.0, 10000.0, 100000.0, 1e6)},
+        "Every head width of the dropdown and one base per decade of the slider: 30 frames.",
+        "explorer = RopeDecayExplorer(head_dim=d_bound, max_distance=int(distances[-1]))",
+        _demo("RopeDecayExplorer"),
+    ),
+    "AlibiExplorer": Grid(
+        {"head": (1, 2, 3, 4, 6, 8, 10, 12), "seq_len": (32, 128, 512, 1024)},
+        "Heads from the steepest to the gentlest slope of the chapter's 12 heads, at four lengths up to "
+        "the slider's 1024; the head count stays 12; 32 frames.",
+        "explorer = AlibiExplorer(n_heads=12, seq_len=128)",
+        _demo("AlibiExplorer"),
+    ),
+    "RopeScalingExplorer": Grid(
+        {
+            "method": ("linear", "ntk", "yarn"),
+            "factor": (1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 64.0),
+        },
+        "Every method and every stop of the scale slider (both controls are discrete): 36 frames.",
+        "explorer = RopeScalingExplorer(head_dim=d_head, base=base, original_max_len=L)",
+        _demo("RopeScalingExplorer"),
+    ),
+    "OffsetHeadExplorer": Grid(
+        {"offset": tuple(range(13)), "temperature": (0.0625, 0.25, 1.0)},
+        "Every offset of the slider, at a sharp, the chapter's and a soft temperature; width 64 as in "
+        "the chapter; 39 frames.",
+        "explorer = OffsetHeadExplorer(design_length, long_length)",
+        _demo("OffsetHeadExplorer"),
+    ),
+    "LengthExplorer": Grid(
+        {"method": ("nope", "sinusoidal", "learned", "t5", "rope", "alibi"), "multiple": (1, 2, 4, 8, 16)},
+        "Every method and every evaluation length (both controls are discrete): 30 frames.",
+        'explorer = LengthExplorer(along, L, method="rope")',
+        _train_short_test_long,
+    ),
+    "RopeBaseExplorer": Grid(
+        {
+            "base": (10000.0, 50000.0, 150000.0, 500000.0, 1e6, 5e6, 1e7),
+            "context": (2048, 4096, 8192, 32768, 131072, 1048576),
+        },
+        "Every stop of both selection sliders (the controls are discrete): 42 frames.",
+        "explorer = RopeBaseExplorer(head_dim=d_head)",
+        _demo("RopeBaseExplorer"),
+    ),
+    "RotaryFractionExplorer": Grid(
+        {"fraction": (0.125, 0.25, 0.5, 0.75, 1.0), "style": ("partial", "proportional")},
+        "Every fraction and both schemes (the controls are discrete): 10 frames.",
+        "explorer = RotaryFractionExplorer(head_dim=128)",
+        _demo("RotaryFractionExplorer"),
+    ),
+    "BugSymptomExplorer": Grid(
+        {"bug": ("layout", "base", "bfloat16", "positions"), "position": (32, 256, 1024, 4096, 16384)},
+        "Every bug and every query position (the controls are discrete): 20 frames.",
+        "explorer = BugSymptomExplorer()",
+        _demo("BugSymptomExplorer"),
+    ),
+}
+
+
+# --------------------------------------------------------------------------- frames
+
+
+def control_labels(control: Any, values: Sequence[Any]) -> list[str]:
+    """How the player names each value of ``control``: the widget's own option labels, else the value."""
+    options = getattr(control, "options", None)
+    labels: dict[Any, str] = {}
+    if options:
+        for option in options:
+            label, value = option if isinstance(option, tuple) and len(option) == 2 else (str(option), option)
+            labels.setdefault(_key(value), str(label))
+    return [labels.get(_key(value), f"{value:,g}" if isinstance(value, float) else str(value)) for value in values]
+
+
+def _key(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+def _plain(text: str) -> str:
+    """An HTML status line as plain text."""
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", text)).split())
+
+
+def encode_frame(png: bytes) -> tuple[str, bytes]:
+    """``(suffix, data)``: the frame as lossless WebP without alpha, or the PNG where that is smaller."""
+    from PIL import Image
+
+    rgb = Image.open(io.BytesIO(png)).convert("RGB")
+    buffer = io.BytesIO()
+    rgb.save(buffer, "WEBP", **WEBP_OPTIONS)
+    webp = buffer.getvalue()
+    return (".webp", webp) if len(webp) < len(png) else (".png", png)
+
+
+def render_frames(name: str, grid: Grid, folder: Path) -> dict[str, Any]:
+    """Render every setting of ``grid`` with explorer ``name`` into ``folder``; return the manifest."""
+    explorer = grid.build()
+    if type(explorer).__name__ != name:
+        raise TypeError(f"grid for {name} built a {type(explorer).__name__}")
+    unknown = set(grid.values) - set(explorer.controls)
+    if unknown:
+        raise ValueError(f"grid for {name} names controls it does not have: {sorted(unknown)}")
+    start = explorer.values
+    controls: list[dict[str, Any]] = []
+    for control_name, values in grid.values.items():
+        control = explorer.controls[control_name]
+        keys = [_key(v) for v in values]
+        if _key(start[control_name]) not in keys:
+            raise ValueError(
+                f"grid for {name}: {control_name} must include the chapter's value {start[control_name]!r}"
+            )
+        controls.append(
+            {
+                "name": control_name,
+                "label": control.description or control_name.replace("_", " "),
+                "values": list(values),
+                "labels": control_labels(control, values),
+                "start": keys.index(_key(start[control_name])),
+            }
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    frames = {}
+    for number, setting in enumerate(grid.settings):
+        explorer.set(**setting)
+        suffix, data = encode_frame(explorer.image.value)
+        file = f"{number:03d}{suffix}"
+        (folder / file).write_bytes(data)
+        index = ",".join(str(c["values"].index(setting[c["name"]])) for c in controls)
+        shown = ", ".join(
+            f"{c['label']} {c['labels'][int(i)]}" for c, i in zip(controls, index.split(","), strict=True)
+        )
+        frames[index] = {
+            "src": file,
+            "setting": setting,
+            "status": explorer.status.value,
+            "alt": f"The explorer's figure at {shown}: {_plain(explorer.status.value)}",
+        }
+    width, height = explorer.figure.canvas.get_width_height()
+    return {"explorer": name, "controls": controls, "frames": frames, "width": width, "height": height}
+
+
+def _cache_key(name: str, grid: Grid) -> str:
+    """Changes with the package's source, the grid and the versions that draw the frames."""
+    import matplotlib
+    import numpy
+    import PIL
+
+    import posenc_helpers
+
+    digest = hashlib.sha256()
+    root = Path(posenc_helpers.__file__).resolve().parent
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    digest.update(repr((name, dict(grid.values), WEBP_OPTIONS)).encode())
+    digest.update(f"{matplotlib.__version__} {numpy.__version__} {PIL.__version__}".encode())
+    digest.update(Path(__file__).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+# --------------------------------------------------------------------------- finding the explorer cell
+
+_CELL_START = re.compile(r'<div class="cell [^"]*\btag_remove-output\b[^"]*">')
+_IMPORT = re.compile(r"from posenc_helpers\.widgets import (\w+Explorer)\b")
+
+
+def _div_end(text: str, start: int) -> int:
+    """The index just after the ``</div>`` that closes the ``<div`` opening at ``start``."""
+    depth = 0
+    for match in re.compile(r"<div\b|</div>").finditer(text, start):
+        depth += 1 if match.group() == "<div" else -1
+        if depth == 0:
+            return match.end()
+    raise ValueError("unclosed <div>")
+
+
+def find_explorer_cell(text: str) -> tuple[str, int] | None:
+    """``(explorer class name, end of its cell)`` for the page's explorer cell, or None."""
+    for match in _CELL_START.finditer(text):
+        end = _div_end(text, match.start())
+        code = html.unescape(re.sub(r"<[^>]+>", "", text[match.start() : end]))
+        found = _IMPORT.search(code)
+        if found:
+            return found.group(1), end
+    return None
+
+
+# --------------------------------------------------------------------------- steps
+
+
+def render_explorer_frames(site: Site) -> None:
+    """Site step: every chapter page's explorer rendered on its grid (cached between builds)."""
+    out = site.static / "explorers"
+    chapters: dict[str, dict[str, Any]] = {}
+    for path, text in site.pages.items():
+        found = find_explorer_cell(text) if path.parent.name == "notebooks" else None
+        if found is None:
+            continue
+        name = found[0]
+        grid = GRIDS.get(name)
+        if grid is None:
+            site.notes.append(f"explorer {name} on {path.name} has no web grid (tools/site/explorers.py): static only")
+            continue
+        stem = path.stem
+        cache = site.doctreedir / "explorers" / f"{stem}-{_cache_key(name, grid)}"
+        if not (cache / "manifest.json").is_file():
+            shutil.rmtree(cache, ignore_errors=True)
+            manifest = render_frames(name, grid, cache)
+            (cache / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+        target = out / stem
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(cache, target)
+        manifest = json.loads((cache / "manifest.json").read_text(encoding="utf-8"))
+        total = sum((target / frame["src"]).stat().st_size for frame in manifest["frames"].values())
+        if total > FRAME_BUDGET_BYTES:
+            raise ValueError(f"{stem}: the explorer's frames take {total:,} bytes, over {FRAME_BUDGET_BYTES:,}")
+        chapters[path.name] = manifest | {"folder": stem, "bytes": total}
+    site.explorers = chapters
+    if chapters:
+        site.notes.append(
+            f"explorers: {sum(len(m['frames']) for m in chapters.values())} frames on {len(chapters)} pages"
+        )
+
+
+def player_html(manifest: Mapping[str, Any], base: str) -> str:
+    """The player for ``manifest`` whose frames are under ``base`` (a relative URL ending in ``/``)."""
+    controls = manifest["controls"]
+    start = ",".join(str(c["start"]) for c in controls)
+    first = manifest["frames"][start]
+    stem = manifest["folder"]
+    rows = []
+    for control in controls:
+        ident = f"explorer-{stem}-{control['name']}"
+        label = control["labels"][control["start"]]
+        rows.append(
+            f'<div class="posenc-player-control"><label for="{ident}">{html.escape(control["label"])}</label>'
+            f'<input type="range" id="{ident}" min="0" max="{len(control["values"]) - 1}" step="1" '
+            f'value="{control["start"]}" aria-valuetext="{html.escape(label)}">'
+            f'<output for="{ident}">{html.escape(label)}</output></div>'
+        )
+    data = json.dumps(
+        {"controls": [{"labels": c["labels"]} for c in controls], "frames": _page_frames(manifest)},
+        separators=(",", ":"),
+    ).replace("</", "<\\/")
+    return (
+        f'<section class="posenc-player" aria-label="Explorer (web version)" data-base="{html.escape(base)}" '
+        f'data-frame="{start}">'
+        '<p class="posenc-player-note">Web version of the explorer: each frame was drawn by the '
+        "explorer's own Python when the book was built, for the settings below. Move a slider (or "
+        "focus it and use the arrow keys); the notebook accepts any setting.</p>"
+        f'<div class="posenc-player-controls">{"".join(rows)}</div>'
+        f'<img class="posenc-player-frame" src="{html.escape(base + first["src"])}" loading="lazy" '
+        f'width="{manifest["width"]}" height="{manifest["height"]}" alt="{html.escape(first["alt"])}">'
+        f'<p class="posenc-player-status" aria-live="polite">{first["status"]}</p>'
+        f'<script type="application/json" class="posenc-player-data">{data}</script>'
+        "</section>"
+    )
+
+
+def _page_frames(manifest: Mapping[str, Any]) -> dict[str, list[str]]:
+    return {key: [f["src"], f["status"], f["alt"]] for key, f in manifest["frames"].items()}
+
+
+NOSCRIPT = "<noscript><style>.posenc-player{display:none}</style></noscript>"
+
+
+def insert_players(text: str, page: Page) -> str:
+    """Page step: the explorer's player after its code cell, its stylesheet and script in the head."""
+    manifest = page.site.explorers.get(page.path.name)
+    if manifest is None or page.path.parent.name != "notebooks":
+        return text
+    found = find_explorer_cell(text)
+    if found is None or found[0] != manifest["explorer"]:
+        return text
+    static = page.static_prefix
+    player = player_html(manifest, f"{static}/explorers/{manifest['folder']}/")
+    text = text[: found[1]] + "\n" + player + text[found[1] :]
+    # explorer.js and explorer.css are in tools/site/static, which Sphinx copies to _static.
+    head = (
+        f'<link rel="stylesheet" href="{static}/explorer.css">{NOSCRIPT}'
+        f'<script defer src="{static}/explorer.js"></script>'
+    )
+    return text.replace("</head>", head + "</head>", 1)
