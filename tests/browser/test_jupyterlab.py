@@ -2,9 +2,12 @@
 one chapter opened from its working copy (``make lab``), run, an explorer's slider
 moved, the page reloaded, and the repository's notebooks untouched.
 
-The JupyterLab server runs on a free port of 127.0.0.1 with a random token, with its
-configuration, settings, workspaces and runtime files in a temporary folder (nothing
-of the machine's own JupyterLab set-up is read or written). Chapter 01 is the chapter:
+``POSENC_READER_PYTHON`` names the Python of the environment to start JupyterLab from
+(default: the one running the tests, which holds every layer); a reader's
+environment is ``requirements.txt`` alone. The JupyterLab server runs on a free port
+of 127.0.0.1 with a random token, with its configuration, settings, workspaces and
+runtime files in a temporary folder (nothing of the machine's own JupyterLab set-up is
+read or written). Chapter 01 is the chapter:
 the shortest to run. Timeouts are generous, for a loaded two-core CI machine.
 """
 
@@ -25,6 +28,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 CHAPTER = REPO / "notebooks" / "01_why_order_matters.ipynb"
+READER_PYTHON = os.environ.get("POSENC_READER_PYTHON") or sys.executable
 START_TIMEOUT_S = 180
 RUN_TIMEOUT_MS = 240_000
 LOAD_TIMEOUT_MS = 120_000
@@ -74,7 +78,7 @@ def lab(tmp_path_factory):
     tracker.write_text('{"windowingMode": "none"}')
     log = home / "server.log"
     command = [
-        sys.executable,
+        READER_PYTHON,
         "-m",
         "jupyterlab",
         "--no-browser",
