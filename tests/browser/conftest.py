@@ -498,6 +498,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if NO_BROWSER:
         terminalreporter.write_line(f"browser suite skipped: {NO_BROWSER}", yellow=True, bold=True)
         return
+    if STATS.get("explorers"):
+        terminalreporter.write_line(
+            "explorers on the website (frames, bytes, frame change): " + "; ".join(STATS["explorers"])
+        )
     if not STATS["pages"] and not STATS["screenshots"] and not STATS["axe_pages"]:
         return
     terminalreporter.write_line(
