@@ -36,7 +36,9 @@ when they fail, a hint to compute in float32 or float64.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
+from types import FrameType
 from typing import Any
 
 import numpy as np
@@ -121,9 +123,101 @@ def not_attempted(what: str) -> CheckResult:
     )
 
 
+#: What the graded course refuses, by check: the names the exercise's answer assigns
+#: and the helpers that answer may not call (the check cell's ``answer`` and ``forbid``
+#: metadata, from which the grader reads them; tests/chapters/test_checks_policy.py
+#: keeps this table equal to the notebooks). A check that passes an answer calling one
+#: of them says so (:func:`passed`), so that "Correct" never turns into no points unseen.
+GRADED_SHORTCUTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "check_equivariant_prediction": (("predicted",), ("scaled_dot_product_attention",)),
+    "check_shift_residual": (("residual",), ("linear_shift_fit",)),
+    "check_encoding_row": (("pe_7",), ("sinusoidal_encoding",)),
+    "check_shift_matrix": (("M_back",), ("shift_matrix",)),
+    "check_clipped_distances": (("clipped",), ("clipped_relative_positions", "shaw_relative_index")),
+    "check_t5_buckets": (("buckets",), ("t5_relative_bucket", "t5_bucket_plain")),
+    "check_alibi_slopes": (("slopes_20",), ("alibi_slopes",)),
+    "check_rescaled_frequencies": (("rescaled",), ("scaled_rope_frequencies",)),
+    "check_unseen_pairs": (("unseen_4l",), ("unseen_angle_pairs",)),
+    "check_llama3_frequencies": (("small_llama3",), ("scaled_rope_frequencies",)),
+    "check_axial_query": (("rotated_query",), ("axial_rope", "multimodal_rope")),
+    "check_proportional_frequencies": (("proportional_freqs",), ("scaled_rope_frequencies", "partial_rotary_pairs")),
+    "check_layer_bases": (("layer_bases",), ("describe",)),
+    "check_conforming_rope": (("fixed_rope",), ("apply_rope",)),
+    "check_conforming_alibi": (("fixed_alibi",), ("alibi_slopes", "alibi_bias", "alibi_bias_shifted")),
+}
+
+
+def _calling_check() -> str | None:
+    """The name of the check (a key of :data:`GRADED_SHORTCUTS`) on the call stack, if any."""
+    frame: FrameType | None = sys._getframe(1)
+    for _ in range(8):
+        if frame is None:
+            return None
+        if frame.f_code.co_name in GRADED_SHORTCUTS:
+            return frame.f_code.co_name
+        frame = frame.f_back
+    return None
+
+
+def _kernel_history() -> list[str]:
+    """IPython's ``In`` without the running cell, or [] outside IPython."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    history = getattr(shell, "user_ns", {}).get("In", [])
+    return [source for source in history[:-1] if isinstance(source, str)]
+
+
+def graded_shortcuts(check: str, history: Sequence[str]) -> list[str]:
+    """The helpers that the graded course refuses and that the answer cell calls.
+
+    Parameters
+    ----------
+    check : str
+        The check's name, a key of :data:`GRADED_SHORTCUTS` (any other name has none).
+    history : sequence of str
+        The cells run so far, oldest first, without the running one (IPython's ``In``);
+        the answer cell is the latest that assigns one of the exercise's answer names,
+        as the grader finds it.
+
+    Returns
+    -------
+    list of str
+        The refused helpers the answer calls, sorted; empty when there are none.
+
+    Examples
+    --------
+    >>> graded_shortcuts("check_encoding_row", ["pe_7 = None", "pe_7 = table_row(7)"])
+    []
+    """
+    if not isinstance(check, str):
+        raise TypeError(f"check must be a check's name (str), got {type(check).__name__}")
+    if isinstance(history, str) or not all(isinstance(source, str) for source in history):
+        raise TypeError("history must be a sequence of cell sources (str)")
+    if check not in GRADED_SHORTCUTS:
+        return []
+    from ._grading import answer_cell, names_used  # _grading imports this module
+
+    answers, forbid = GRADED_SHORTCUTS[check]
+    return sorted(names_used(answer_cell(list(history), answers)) & set(forbid))
+
+
 def passed(message: str) -> CheckResult:
-    """The result for a right answer (truthy)."""
-    return CheckResult("correct", f"Correct: {message}")
+    """The result for a right answer (truthy).
+
+    When a check listed in :data:`GRADED_SHORTCUTS` runs in IPython and the answer
+    cell calls a helper that the graded course refuses, the message says so (naming
+    the helper, never the answer): the value is right, and graded it earns no points.
+    """
+    check = _calling_check()
+    shortcuts = graded_shortcuts(check, _kernel_history()) if check else []
+    note = ""
+    if shortcuts:
+        names = ", ".join(f"`{name}`" for name in shortcuts)
+        note = (
+            f"\nGraded, this answer earns no points: it calls {names}, which does the computation "
+            "for you. Write the computation out yourself."
+        )
+    return CheckResult("correct", f"Correct: {message}{note}")
 
 
 # --------------------------------------------------------------------------- precision policy

@@ -20,6 +20,7 @@ import inspect
 import io
 import math
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -582,3 +583,56 @@ def test_entries_are_named_by_position_not_by_index():
     bias[1, 2] = math.nan
     message = _failure(lambda a: checks.check_alibi_head_bias(a, slope=0.25, seq_len=10, first_query=6), bias)
     assert "the query at position 7 and the key at position 2" in message
+
+
+# --------------------------------------------------------------------------- visible check vs graded course
+
+
+def test_the_shortcut_table_is_what_the_grader_reads():
+    """The checks' table of refused helpers equals every check cell's ``answer`` and
+    ``forbid`` metadata, which the graded course reads (issue 25: the visible check
+    said "Correct" to an answer the grader gave no points)."""
+    import nbformat
+
+    from posenc_helpers.checks._core import GRADED_SHORTCUTS
+
+    found = {}
+    for path in sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            spec = cell.metadata.get("exercise", {})
+            if spec.get("part") == "check" and spec.get("forbid"):
+                name = re.search(r"\b(check_\w+)\(", cell.source).group(1)
+                found[name] = (tuple(spec["answer"]), tuple(spec["forbid"]))
+    assert found, "some exercise forbids a helper"
+    assert found == GRADED_SHORTCUTS, "update GRADED_SHORTCUTS in posenc_helpers/checks/_core.py"
+
+
+def test_a_shortcut_the_grader_refuses_is_named_by_the_visible_check(shell):
+    setup = "import numpy as np\nfrom posenc_helpers import sinusoidal_encoding\nfrom posenc_helpers.checks import *"
+    shell.run_cell(setup, store_history=True)
+    shell.run_cell("pe_7 = sinusoidal_encoding(8, 6)[7]", store_history=True)  # the issue's shortcut
+    shortcut = shell.run_cell("check_encoding_row(pe_7, position=7, d_model=6)", store_history=True).result
+    assert shortcut  # the value is right ...
+    assert "earns no points" in repr(shortcut) and "`sinusoidal_encoding`" in repr(shortcut)  # ... graded, it is not
+    assert "0.65" not in repr(shortcut)  # no entry of PE(7) (sin 7 = 0.657), only the helper's name
+    # PE(7, 2k) = sin(7 w_k), PE(7, 2k+1) = cos(7 w_k), w_k = 10000^(-2k/6), written out.
+    own = (
+        "k = np.arange(3)\nw = 10000.0 ** (-2 * k / 6)\n"
+        "pe_7 = np.ravel(np.column_stack([np.sin(7 * w), np.cos(7 * w)]))"
+    )
+    shell.run_cell(own, store_history=True)
+    result = shell.run_cell("check_encoding_row(pe_7, position=7, d_model=6)", store_history=True).result
+    assert result and "earns no points" not in repr(result)
+
+
+def test_graded_shortcuts_reads_the_answer_cell_as_the_grader_does():
+    from posenc_helpers.checks._core import graded_shortcuts
+
+    history = ["pe_7 = None", "pe_7 = sinusoidal_encoding(8, 6)[7]", "x = sinusoidal_encoding(2, 2)"]
+    assert graded_shortcuts("check_encoding_row", history) == ["sinusoidal_encoding"]
+    assert graded_shortcuts("check_encoding_row", history[:1]) == []
+    assert graded_shortcuts("check_dimension_wavelength", history) == []  # forbids nothing
+    with pytest.raises(TypeError, match="check"):
+        graded_shortcuts(None, history)
+    with pytest.raises(TypeError, match="history"):
+        graded_shortcuts("check_encoding_row", "pe_7 = 1")
