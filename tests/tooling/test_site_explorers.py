@@ -210,7 +210,9 @@ def test_the_site_step_renders_caches_and_refuses_a_chapter_over_the_budget(tmp_
     site = Site(outdir=outdir, doctreedir=tmp_path / "doctrees", config=None, pages={page: cell})
     small = explorers.Grid({"style": ("partial", "proportional")}, "why", "cell", widgets.RotaryFractionExplorer)
     monkeypatch.setitem(explorers.GRIDS, "RotaryFractionExplorer", small)
+    monkeypatch.setattr(explorers, "CACHE", tmp_path / "cache")
     explorers.render_explorer_frames(site)
+    assert [p.name.split("-")[0] for p in (tmp_path / "cache").iterdir()] == ["13_positions_in_2026"]
     manifest = site.explorers["13_positions_in_2026.html"]
     frames = sorted(p.name for p in (outdir / "_static" / "explorers" / "13_positions_in_2026").iterdir())
     assert frames == ["000.webp", "001.webp", "manifest.json"]
