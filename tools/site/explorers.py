@@ -128,10 +128,12 @@ GRIDS: dict[str, Grid] = {
     "SineCollisionExplorer": Grid(
         {
             "omega": (1.0, 0.15848931924611134, 0.025118864315095794, 0.003981071705534973, 0.000630957344480193),
-            "reference": (0, 11, 22, 100, 500, 999),
+            "reference": (0, 11, 22, 100, 999),
+            "threshold": (1e-4, 1e-2, 1e-1),
         },
-        "All five frequency columns against references at the start, near the first near-collisions "
-        "(11, 22), in the middle and at the end; the threshold stays at the chapter's 0.01; 30 frames.",
+        "All five frequency columns; references at the start, near the first near-collisions (11, 22), in "
+        "the middle and at the end; a small, the chapter's and a large threshold (the text asks for the fast "
+        "column at small thresholds and a slow column at larger ones); 75 frames of about 10 kB.",
         "explorer = SineCollisionExplorer(n_positions=n_positions)",
         _demo("SineCollisionExplorer"),
     ),
@@ -178,9 +180,9 @@ GRIDS: dict[str, Grid] = {
         _demo("RopeScalingExplorer"),
     ),
     "OffsetHeadExplorer": Grid(
-        {"offset": tuple(range(13)), "temperature": (0.0625, 0.25, 1.0)},
-        "Every offset of the slider, at a sharp, the chapter's and a soft temperature; width 64 as in "
-        "the chapter; 39 frames.",
+        {"offset": (0, 1, 3, 6, 12), "d_model": (8, 16, 32, 64, 128), "temperature": (0.0625, 0.25, 1.0)},
+        "Every width (the text asks for d = 8 at any temperature and d = 16 at 1), offsets from 0 to the "
+        "slider's 12, at a sharp, the chapter's and a soft temperature; 75 frames of about 10 kB.",
         "explorer = OffsetHeadExplorer(design_length, long_length)",
         _demo("OffsetHeadExplorer"),
     ),
