@@ -164,9 +164,10 @@ GRIDS: dict[str, Grid] = {
         _demo("RopeDecayExplorer"),
     ),
     "AlibiExplorer": Grid(
-        {"head": (1, 2, 3, 4, 6, 8, 10, 12), "seq_len": (32, 128, 512, 1024)},
-        "Heads from the steepest to the gentlest slope of the chapter's 12 heads, at four lengths up to "
-        "the slider's 1024; the head count stays 12; 32 frames.",
+        {"head": tuple(range(1, 13)), "seq_len": (32, 128, 512, 1024)},
+        "Every head of the chapter's 12, from the steepest to the gentlest slope, at four lengths up to the "
+        "slider's 1024; the head count stays 12 (a head slider that follows it cannot be a fixed grid); "
+        "48 frames.",
         "explorer = AlibiExplorer(n_heads=12, seq_len=128)",
         _demo("AlibiExplorer"),
     ),
