@@ -36,8 +36,9 @@ _RSPACK = re.compile(
 _WEBPACK = re.compile(r'"default",\s*"(?P<package>@jupyterlab/[\w-]+)",\s*(?:!\d|false|true),\s*\[(?P<range>[\d,]+)\]')
 
 # Extensions that require a newer JupyterLab for some packages and still load (the
-# JupyterLab test in tests/browser sees no module fail), each with why it is pinned as it is. Every entry must still be needed (the test fails
-# on one that no longer mismatches), and nothing may fail to load.
+# JupyterLab test in tests/browser sees no module fail), each with why it is pinned as
+# it is. Every entry must still be needed (the test fails on one that no longer
+# mismatches).
 KNOWN_WARNINGS = {
     # ipywidgets 8.1.9 requires jupyterlab_widgets 3.0.17, whose extension asks for
     # JupyterLab ^4.6.2 (jupyterlab_widgets 3.0.16 was built for 4.4). It loads with
@@ -97,7 +98,10 @@ def test_the_reader_extensions_are_installed():
 
 
 def test_the_requirement_reader_understands_both_builds():
-    rspack = 'x={shareKey:"@jupyterlab/docregistry",import:null,requiredVersion:"^4.6.0-beta.0",strictVersion:!1,singleton:!1}'
+    rspack = (
+        'x={shareKey:"@jupyterlab/docregistry",import:null,'
+        'requiredVersion:"^4.6.0-beta.0",strictVersion:!1,singleton:!1}'
+    )
     webpack = 'm("default","@jupyterlab/notebook",!1,[1,4,4,9])'
     assert _RSPACK.search(rspack)["range"] == "^4.6.0-beta.0"
     assert _WEBPACK.search(webpack)["range"] == "1,4,4,9"
