@@ -45,8 +45,15 @@ def _digest(path: Path) -> str:
 
 
 def _git_status() -> str:
+    """``git status`` of the chapter and its text twin (only theirs: others may be editing
+    other notebooks of the same working tree meanwhile)."""
+    twin = CHAPTER.parent / "text" / f"{CHAPTER.stem}.md"
     result = subprocess.run(
-        ["git", "status", "--porcelain", "--", "notebooks"], cwd=REPO, capture_output=True, text=True, check=False
+        ["git", "status", "--porcelain", "--", str(CHAPTER), str(twin)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     return result.stdout if result.returncode == 0 else "(no git)"
 
@@ -130,6 +137,13 @@ _CELLS_JS = """
 """
 
 
+_SOLUTION_FOLDS_JS = """
+() => window.jupyterapp.shell.currentWidget.content.widgets
+  .filter(cell => (cell.model.getMetadata('tags') || []).includes('solution'))
+  .map(cell => [cell.inputHidden, cell.outputHidden && !!cell.node.querySelector('.jp-OutputPlaceholder')])
+"""
+
+
 def _state(page) -> dict:
     return page.evaluate(_CELLS_JS)
 
@@ -177,6 +191,9 @@ def test_a_chapter_runs_its_explorer_responds_and_a_reload_keeps_it(browser, lab
         assert not opened["dirty"], "opening the chapter marked it modified"
         failed = [p for p in problems if "Failed to create module" in p or "RUNTIME-0" in p]
         assert not failed, f"an extension failed to load: {failed}"
+        # Every solution is folded, input and outputs, as on the website.
+        folds = page.evaluate(_SOLUTION_FOLDS_JS)
+        assert folds and all(input_hidden and outputs_hidden for input_hidden, outputs_hidden in folds), folds
 
         # Run All, as a reader would, and wait until every code cell has run (the stored
         # execution counts are cleared first: a fresh run counts 1, 2, ... as they do).
