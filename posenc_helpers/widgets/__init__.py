@@ -1,9 +1,11 @@
 """Interactive explorers (ipywidgets 8). Import explicitly: ``from posenc_helpers import widgets``.
 
 Each explorer is an object that displays as its widget; ``explorer.set(...)``
-changes controls from code and ``explorer.refresh()`` redraws. Because a
-static web page cannot run Python, every notebook pairs its explorer with a
-static companion figure that shows the same thing.
+changes controls from code and ``explorer.refresh()`` redraws. A static web
+page cannot run Python: the website plays frames that each explorer drew at
+build time for a grid of settings (``tools/site/explorers.py``), and every
+notebook pairs its explorer with a static companion figure that shows the same
+thing without scripts.
 """
 
 from ._explorer import FigureExplorer
