@@ -225,3 +225,17 @@ def test_the_site_step_renders_caches_and_refuses_a_chapter_over_the_budget(tmp_
     monkeypatch.setattr(explorers, "FRAME_BUDGET_BYTES", manifest["bytes"] - 1)
     with pytest.raises(ValueError, match="over"):
         explorers.render_explorer_frames(site)
+
+
+def test_the_cache_key_changes_with_the_package_the_explorer_and_its_grid():
+    grid = explorers.GRIDS["RotaryFractionExplorer"]
+    other = explorers.Grid({"fraction": (0.25,)}, grid.why, grid.cell, grid.build)
+    keys = {
+        explorers._cache_key("RotaryFractionExplorer", grid, "package a"),
+        explorers._cache_key("RotaryFractionExplorer", grid, "package b"),
+        explorers._cache_key("BugSymptomExplorer", grid, "package a"),
+        explorers._cache_key("RotaryFractionExplorer", other, "package a"),
+    }
+    assert len(keys) == 4
+    assert explorers._cache_key("RotaryFractionExplorer", grid, "package a") in keys  # the same inputs, the same key
+    assert len(explorers.package_digest()) == 64

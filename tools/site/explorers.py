@@ -39,7 +39,7 @@ from .pipeline import Page, Site
 
 FRAME_BUDGET_BYTES = 1_500_000  # all of one chapter's frames together
 #: Frames drawn once for every build of this checkout (the book and the student edition):
-#: the key changes with the package's source, the grid and the drawing libraries' versions.
+#: the key changes with the package's source and data, the grid and the drawing libraries' versions.
 CACHE = Path(__file__).resolve().parents[2] / "_build" / "explorer-frames"
 
 
@@ -302,8 +302,9 @@ def render_frames(name: str, grid: Grid, folder: Path) -> dict[str, Any]:
     return {"explorer": name, "controls": controls, "frames": frames, "width": width, "height": height}
 
 
-def _cache_key(name: str, grid: Grid) -> str:
-    """Changes with the package's source, the grid and the versions that draw the frames."""
+def package_digest() -> str:
+    """A digest of what draws the frames: the package's source and data (chapter 11 draws its
+    recorded losses), this module and the drawing libraries' versions."""
     import matplotlib
     import numpy
     import PIL
@@ -312,12 +313,17 @@ def _cache_key(name: str, grid: Grid) -> str:
 
     digest = hashlib.sha256()
     root = Path(posenc_helpers.__file__).resolve().parent
-    for path in sorted(root.rglob("*.py")):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
-    digest.update(repr((name, dict(grid.values), WEBP_OPTIONS)).encode())
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
     digest.update(f"{matplotlib.__version__} {numpy.__version__} {PIL.__version__}".encode())
     digest.update(Path(__file__).read_bytes())
-    return digest.hexdigest()[:16]
+    return digest.hexdigest()
+
+
+def _cache_key(name: str, grid: Grid, package: str) -> str:
+    """Changes with :func:`package_digest` (``package``), the explorer, its grid and the WebP settings."""
+    return hashlib.sha256(repr((package, name, dict(grid.values), WEBP_OPTIONS)).encode()).hexdigest()[:16]
 
 
 # --------------------------------------------------------------------------- finding the explorer cell
@@ -354,6 +360,7 @@ def render_explorer_frames(site: Site) -> None:
     """Site step: every chapter page's explorer rendered on its grid (cached between builds, see :data:`CACHE`)."""
     out = site.static / "explorers"
     chapters: dict[str, dict[str, Any]] = {}
+    package = ""
     for path, text in site.pages.items():
         found = find_explorer_cell(text) if path.parent.name == "notebooks" else None
         if found is None:
@@ -364,7 +371,8 @@ def render_explorer_frames(site: Site) -> None:
             site.notes.append(f"explorer {name} on {path.name} has no web grid (tools/site/explorers.py): static only")
             continue
         stem = path.stem
-        cache = CACHE / f"{stem}-{_cache_key(name, grid)}"
+        package = package or package_digest()  # once per build, and only for a site with explorers
+        cache = CACHE / f"{stem}-{_cache_key(name, grid, package)}"
         if not (cache / "manifest.json").is_file():
             # Drawn into a folder of this process, then renamed: two builds at once (the book
             # and the student edition) never see a half-written cache.
