@@ -219,6 +219,14 @@ def test_the_site_step_renders_caches_and_refuses_a_chapter_over_the_budget(tmp_
     assert manifest["bytes"] == sum(
         (page.parent.parent / "_static/explorers/13_positions_in_2026" / f).stat().st_size for f in frames[:2]
     )
+    # another grid draws again and leaves only its own frames in the cache
+    smaller = explorers.Grid({"style": ("partial",)}, "why", "cell", widgets.RotaryFractionExplorer)
+    monkeypatch.setitem(explorers.GRIDS, "RotaryFractionExplorer", smaller)
+    explorers.render_explorer_frames(site)
+    assert len(site.explorers["13_positions_in_2026.html"]["frames"]) == 1
+    assert len(list((tmp_path / "cache").iterdir())) == 1
+    monkeypatch.setitem(explorers.GRIDS, "RotaryFractionExplorer", small)
+    explorers.render_explorer_frames(site)
     # a second build copies the cached frames instead of drawing them again
     monkeypatch.setattr(explorers, "render_frames", lambda *a: pytest.fail("drawn again"))
     explorers.render_explorer_frames(site)

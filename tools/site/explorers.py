@@ -384,6 +384,9 @@ def render_explorer_frames(site: Site) -> None:
                 drawing.rename(cache)
             except OSError:  # the other build was first: its frames are the same
                 shutil.rmtree(drawing, ignore_errors=True)
+            for stale in CACHE.glob(f"{stem}-*"):  # frames of an older package or grid
+                if stale != cache and "." not in stale.name:
+                    shutil.rmtree(stale, ignore_errors=True)
         target = out / stem
         shutil.rmtree(target, ignore_errors=True)
         shutil.copytree(cache, target)
