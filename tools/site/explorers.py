@@ -69,13 +69,15 @@ def _train_short_test_long() -> Any:
     """Chapter 11's explorer: the recorded loss at each position of every method, RoPE shown."""
     import numpy as np
 
-    from posenc_helpers.lab import METHODS, PROTOCOL
     from posenc_helpers.measured import trained_extrapolation
     from posenc_helpers.widgets import LengthExplorer
 
+    # The record holds the methods (in the lab's order) and the protocol the chapter reads from
+    # posenc_helpers.lab; the site build reads them from the record, without importing the
+    # lab (JAX, optax, tqdm and scipy are not in the site-build layer, requirements-book.txt).
     record = trained_extrapolation()
-    along = {m: np.array(record["positions"][m]) for m in METHODS}
-    return LengthExplorer(along, PROTOCOL.train_len, method="rope")
+    along = {m: np.array(curve) for m, curve in record["positions"].items()}
+    return LengthExplorer(along, record["protocol"]["train_len"], method="rope")
 
 
 @dataclass(frozen=True)
