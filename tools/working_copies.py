@@ -26,62 +26,30 @@ from __future__ import annotations
 import argparse
 import copy
 import platform
-import re
 import sys
 from pathlib import Path
 
 import nbformat
 
+from .course.myst import SOLUTION_END, SOLUTION_START, cell_source
+from .course.record import split_solutions
+
 ROOT = Path(__file__).resolve().parents[1]
 BOOK_COPIES = ROOT / "_build" / "lab" / "book"
 STUDENT_COPIES = ROOT / "_build" / "lab" / "student"
 
-# The opening line of a solution directive: ```{solution-start} ..., ```{solution-end},
-# ```{solution} ... (or with ::: fences).
-_OPENING = re.compile(r"^(?P<fence>`{3,}|:{3,})\{(?P<kind>solution-start|solution-end|solution)\}")
-
-
-def _strip_markdown(lines: list[str], state: object) -> tuple[list[str], object]:
-    """The lines of one markdown cell that are not part of a solution, and the state
-    to carry into the next cell (None outside a solution, "block" inside a gated one,
-    or the fence that closes the directive being skipped)."""
-    kept = []
-    for line in lines:
-        opening = _OPENING.match(line)
-        kind = opening["kind"] if opening else None
-        if state is None and kind == "solution-start":
-            state = "block"
-        elif (state is None and kind == "solution") or (state == "block" and kind == "solution-end"):
-            state = opening["fence"] if opening else state  # skip to this directive's closing fence
-        elif isinstance(state, str) and state != "block" and line.strip() == state:
-            state = None
-            continue
-        if state is None:
-            kept.append(line)
-    return kept, state
-
 
 def without_solutions(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """A copy of ``nb`` with every solution removed: the code cells tagged ``solution``,
-    and in markdown every gated block (``{solution-start}`` to the closing fence of its
-    ``{solution-end}``) and every ``{solution}`` directive. A markdown cell left empty
-    is dropped."""
-    out = copy.deepcopy(nb)
-    cells = []
-    state: object = None
-    for cell in out.cells:
-        if cell.cell_type != "markdown":
-            if state is None and "solution" not in cell.metadata.get("tags", []):
-                cells.append(cell)
-            continue
-        kept, state = _strip_markdown(cell.source.splitlines(), state)
-        text = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
-        if text:
-            cell.source = text
-            cells.append(cell)
-    if state is not None:
+    """A copy of ``nb`` with every solution removed, as the course's student copies cut
+    them (:func:`tools.course.record.split_solutions`): the code cells of a gated
+    solution, the Markdown from ``{solution-start}`` to its ``{solution-end}``, and every
+    ``{solution}`` directive. A markdown cell left empty is dropped."""
+    markdown = "\n".join(cell.source for cell in nb.cells if cell.cell_type == "markdown")
+    if len(SOLUTION_START.findall(markdown)) != len(SOLUTION_END.findall(markdown)):
         raise ValueError("nb: a solution block is not closed")
-    out.cells = cells
+    kept, _ = split_solutions([dict(cell) for cell in nb.cells])
+    out = copy.deepcopy(nb)
+    out.cells = [nbformat.from_dict({**cell, "source": cell_source(cell).strip("\n")}) for _, cell in kept]
     return out
 
 
