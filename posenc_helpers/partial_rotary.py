@@ -26,6 +26,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._validation import require_choice, require_even_width, require_positive_real
+from .long_context import _proportional
+from .rope import rope_frequencies
 
 __all__ = ["partial_rotary_pairs"]
 
@@ -93,12 +95,9 @@ def partial_rotary_pairs(
     base = require_positive_real(base, "base")
     style = require_choice(style, "style", PARTIAL_ROTARY_STYLES)
     half = head_dim // 2
-    inv_freq = np.zeros(half, dtype=np.float64)
-    if style == "proportional":
-        turning = int(share * head_dim // 2)
-        inv_freq[:turning] = base ** (-np.arange(0, 2 * turning, 2, dtype=np.float64) / head_dim)
+    if style == "proportional":  # scaled_rope_frequencies(method="proportional")'s frequencies
         pairs = np.stack([np.arange(half), np.arange(half) + half], axis=1)
-        return pairs, inv_freq
+        return pairs, _proportional(head_dim, base, share, 1.0)
     width = int(head_dim * share)
     if width <= 0 or width % 2:
         raise ValueError(
@@ -106,7 +105,8 @@ def partial_rotary_pairs(
             f"for style='partial' (head_dim {head_dim}, partial_rotary_factor {share!r})"
         )
     rotated = width // 2
-    inv_freq[:rotated] = base ** (-np.arange(0, width, 2, dtype=np.float64) / width)
+    inv_freq = np.zeros(half, dtype=np.float64)
+    inv_freq[:rotated] = rope_frequencies(width, base=base)  # RoPE over the rotated width
     first = np.concatenate([np.arange(rotated), np.arange(width, head_dim, 2)])
     second = np.concatenate([np.arange(rotated) + rotated, np.arange(width + 1, head_dim, 2)])
     return np.stack([first, second], axis=1), inv_freq
