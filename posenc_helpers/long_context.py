@@ -134,6 +134,8 @@ def _llama3(
     wavelength = 2.0 * math.pi / original
     longest_kept = original_max_len / high_freq_factor  # shorter wavelengths: kept
     shortest_divided = original_max_len / low_freq_factor  # longer wavelengths: divided by factor
+    if high_freq_factor == low_freq_factor:  # Llama 4 Scout (both 1): a hard step at L, no band in between
+        return np.where(wavelength > shortest_divided, original / factor, original)
     # Between the two edges, blend in L / wavelength (the turns a pair makes within the anchor length):
     smooth = (original_max_len / wavelength - low_freq_factor) / (high_freq_factor - low_freq_factor)
     blended = (1.0 - smooth) * original / factor + smooth * original
@@ -234,9 +236,11 @@ def scaled_rope_frequencies(
         YaRN only: round the ramp's ends outwards to whole pair indices, as the
         reference code does (default True). gpt-oss configs set it False.
     low_freq_factor, high_freq_factor : float, optional
-        ``"llama3"`` only (and required there), ``0 < low < high``: wavelengths
+        ``"llama3"`` only (and required there), ``0 < low <= high``: wavelengths
         above ``L / low_freq_factor`` are divided by ``factor``, wavelengths
-        below ``L / high_freq_factor`` are kept. Llama 3.1 uses 1 and 4.
+        below ``L / high_freq_factor`` are kept. Llama 3.1 uses 1 and 4;
+        Llama 4 Scout uses 1 and 1, a hard step at ``L`` with no blended band
+        (Meta's ``apply_scaling`` in ``models/llama4/model.py``).
     seq_len : int, optional
         The current sequence length ``n >= 1``, for ``"dynamic"`` (the base is
         rescaled only when ``n > L``) and ``"longrope"`` (``long_factor`` when
@@ -438,14 +442,14 @@ def _require_betas(beta_fast: Any, beta_slow: Any) -> tuple[float, float]:
 
 
 def _require_llama3_band(low_freq_factor: Any, high_freq_factor: Any) -> tuple[float | None, float | None]:
-    """Llama 3's band edges, each > 0 if given, ``high_freq_factor > low_freq_factor`` if both are."""
+    """Llama 3's band edges, each > 0 if given, ``high_freq_factor >= low_freq_factor`` if both are."""
     if low_freq_factor is not None:
         low_freq_factor = require_positive_real(low_freq_factor, "low_freq_factor")
     if high_freq_factor is not None:
         high_freq_factor = require_positive_real(high_freq_factor, "high_freq_factor")
-    if low_freq_factor is not None and high_freq_factor is not None and high_freq_factor <= low_freq_factor:
+    if low_freq_factor is not None and high_freq_factor is not None and high_freq_factor < low_freq_factor:
         raise ValueError(
-            f"high_freq_factor must be greater than low_freq_factor (the kept band lies above the divided one), "
+            f"high_freq_factor must be at least low_freq_factor (the kept band lies above the divided one), "
             f"got high_freq_factor={high_freq_factor!r}, low_freq_factor={low_freq_factor!r}"
         )
     return low_freq_factor, high_freq_factor

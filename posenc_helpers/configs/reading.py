@@ -379,13 +379,18 @@ def _rope_type(rope: Mapping[str, Any], where: str) -> tuple[str, tuple[int, ...
     return rope_type, mrope_section
 
 
-def _base(cfg: Mapping[str, Any], rope: Mapping[str, Any], where: str) -> float:
-    """``rope_theta`` from the RoPE parameters, else from the top level (or GPT-NeoX's, ModernBERT's names)."""
+def _base(cfg: Mapping[str, Any], rope: Mapping[str, Any], where: str, *, used: bool = True) -> float:
+    """``rope_theta`` from the RoPE parameters, else from the top level (or GPT-NeoX's, ModernBERT's names).
+
+    Without any base it warns, unless ``used`` is False (no layer applies RoPE, so no base is missing).
+    """
     base_key = _first_present(rope, "rope_theta")
     base_source: Mapping[str, Any] = rope
     if base_key is None:
         base_source = cfg
         base_key = _first_present(cfg, "rope_theta", "rotary_emb_base", "global_rope_theta")
+    if base_key is None and not used:
+        return _ASSUMED_BASE
     if base_key is None:
         warnings.warn(
             f"config states no RoPE base (no rope_theta in {where} or at the top level, no rotary_emb_base): "
@@ -507,6 +512,7 @@ def describe(config: Mapping[str, Any], *, name: str | None = None) -> PositionR
         ``local_rope_theta``, ``no_rope_layers`` or ``no_rope_layer_interval``
         (SmolLM3, Llama 4), ``global_head_dim`` (Gemma 4), ``attention_chunk_size``,
         ``attn_temperature_tuning``, ``floor_scale`` and ``attn_scale`` (Llama 4),
+        ``mla_use_nope`` (Kimi Linear: no layer applies RoPE)
         and ``use_sliding_window`` (a ``sliding_window`` is ignored
         when it is false, as in Qwen2).
     name : str, optional
@@ -594,14 +600,18 @@ def describe(config: Mapping[str, Any], *, name: str | None = None) -> PositionR
     # neither rope_scaling nor rope_parameters: plain RoPE from the top-level fields
     where_read = "none" if where == "rope_scaling" and cfg.get("rope_scaling") is None else where
     rope_type, mrope_section = _rope_type(rope, where)
-    base = _base(cfg, rope, where)
+    rope_free = _rope_free(cfg)
+    base = _base(cfg, rope, where, used=not rope_free)
     wide_heads = "global_head_dim" if where == "rope_parameters.full_attention" and cfg.get("global_head_dim") else None
     head_dim, rotary_width, notes = _rotary_widths(cfg, rope, rope_type, wide_heads)
     max_len, original, original_field = _context_lengths(cfg, rope, where)
     fields = _RopeFields(rope, where, rope_type, base, rotary_width, max_len, original, original_field, head_dim)
     rescaling = RESCALING_READERS[rope_type](fields)
     notes.extend(rescaling.notes)
-    notes.extend(_schema_notes(cfg, rope, where, base))
+    if rope_free:  # the latent-attention note would say the slice is rotated; here nothing is
+        notes = [note for note in notes if not note.startswith("Multi-head latent attention")]
+    else:
+        notes.extend(_schema_notes(cfg, rope, where, base))
 
     unscaled = (
         rope_frequencies(rotary_width, base=base)
@@ -649,7 +659,18 @@ def describe(config: Mapping[str, Any], *, name: str | None = None) -> PositionR
         nope_layers=nope_layers,
         notes=tuple(notes),
         parameters_field=where_read,
+        rope_free=rope_free,
     )
+
+
+def _rope_free(cfg: Mapping[str, Any]) -> bool:
+    """Whether no attention layer applies RoPE: ``mla_use_nope`` true (Kimi Linear's NoPE latent attention)."""
+    flag = cfg.get("mla_use_nope")
+    if flag is None:
+        return False
+    if not isinstance(flag, bool):
+        raise TypeError(f"config field mla_use_nope must be true or false, got {describe_value(flag)}")
+    return flag
 
 
 def _layer_count(cfg: Mapping[str, Any], pattern_key: str) -> int:

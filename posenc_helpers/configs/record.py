@@ -87,6 +87,10 @@ class PositionReport:
         (SmolLM3's ``no_rope_layers``); empty when every layer uses RoPE.
     notes : tuple of str
         Anything else worth saying about this config.
+    rope_free : bool
+        True when no attention layer applies RoPE at all (``mla_use_nope``
+        true, as in Kimi Linear): the RoPE numbers above are then what the
+        config's fields would give, and none of them is used.
     parameters_field : str
         Where the RoPE parameters were read: ``"rope_scaling"`` (the schema
         before transformers v5), ``"rope_parameters"`` (v5, one mapping),
@@ -130,6 +134,7 @@ class PositionReport:
     softmax_scale: float = 1.0
     anchor_field: str | None = None
     parameters_field: str = "none"
+    rope_free: bool = False
 
     def to_text(self) -> str:
         """The report in plain words, one fact a line (``posenc_helpers.configs.explain``)."""

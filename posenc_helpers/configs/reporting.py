@@ -46,6 +46,8 @@ def explain(report: PositionReport) -> str:
     """
     if not isinstance(report, PositionReport):
         raise TypeError(f"report must be a PositionReport (from describe), got {describe_value(report)}")
+    if report.rope_free:
+        return "\n".join(_rope_free_lines(report))
     pairs = report.rotary_dim // 2
     lines = [f"{report.name}: positions by rotary embedding (RoPE)."]
     share = "all " if report.rotary_dim == report.head_dim else ""
@@ -123,6 +125,28 @@ def explain(report: PositionReport) -> str:
         lines.append(f"- Multimodal RoPE: pairs split {sections} between time, height and width positions.")
     lines.extend(f"- {note}" for note in report.notes)
     return "\n".join(lines)
+
+
+def _rope_free_lines(report: PositionReport) -> list[str]:
+    """The words for a config in which no attention layer applies RoPE (``mla_use_nope``)."""
+    lines = [f"{report.name}: no attention layer applies a positional encoding (NoPE)."]
+    slice_ = ""
+    if report.rotary_dim != report.head_dim:
+        slice_ = (
+            f" The {report.rotary_dim} query/key features that qk_rope_head_dim reserves in each "
+            f"{report.head_dim}-feature head are not rotated either."
+        )
+    lines.append(
+        "- mla_use_nope is true: the latent-attention layers rotate no query or key, so their scores do not "
+        f"depend on positions at all.{slice_} Order reaches them only through the causal mask and through "
+        "the layers between them."
+    )
+    lines.append(f"- Context {report.extended_context} tokens; no RoPE base or rescaling is used.")
+    if report.layer_counts:
+        kinds = ", ".join(f"{count} {kind}" for kind, count in report.layer_counts.items())
+        lines.append(f"- Layers: {kinds}.")
+    lines.extend(f"- {note}" for note in report.notes)
+    return lines
 
 
 def _count(indices: np.ndarray) -> int:

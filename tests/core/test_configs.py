@@ -23,7 +23,9 @@ def test_every_shipped_config_describes(key):
     assert np.all(np.isfinite(report.inv_freq)) and np.all(report.inv_freq > 0)
     assert report.kept.size + report.in_between.size + report.interpolated.size == report.rotary_dim // 2
     text = str(report)
-    assert text.startswith(entry["name"]) and "float32" in text and "bfloat16" in text
+    assert text.startswith(entry["name"])
+    # a config without any RoPE layer (Kimi Linear) has no angles to resolve
+    assert report.rope_free or ("float32" in text and "bfloat16" in text)
     # original_max_position_embeddings is the length a rule is anchored to, not a trained length (issue 23)
     assert "trained context" not in text
     if report.anchor_context is not None:
