@@ -801,8 +801,10 @@ def shipped_configs() -> dict[str, dict[str, Any]]:
 
     Each entry holds ``name``, ``config_url`` (the published ``config.json``
     on huggingface.co), ``source`` (what the numbers were checked against),
-    ``read_on`` (the date), ``notes`` and ``config`` (the position fields only,
-    in Hugging Face form, ready for :func:`describe`).
+    ``read_on`` (the date), ``chapter`` (12 for the configs chapter 12
+    decodes, 13 for the 2025-2026 models of chapter 13), ``notes`` and
+    ``config`` (the position fields only, in Hugging Face form, ready for
+    :func:`describe`).
 
     Parameters
     ----------
