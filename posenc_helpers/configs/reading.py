@@ -628,6 +628,7 @@ def describe(config: Mapping[str, Any], *, name: str | None = None) -> PositionR
     notes.extend(layer_notes)
     nope_layers = _nope_layers(cfg)
     notes.extend(_hybrid_notes(cfg, nope_layers))
+    notes.extend(_recurrent_and_mrope_notes(layer_counts, rope, where, mrope_section))
     local_base = _local_base(cfg, local_rope)
 
     return PositionReport(
@@ -788,6 +789,37 @@ def _hybrid_notes(cfg: Mapping[str, Any], nope_layers: tuple[int, ...]) -> list[
             f"The NoPE layers multiply each query at position t by 1 + {attn_scale:g} ln(floor((t + 1) / "
             f"{floor_scale:g}) + 1) (attn_temperature_tuning): 1 up to position {floor_scale - 2:g}, then rising "
             "logarithmically (llama4_attention_scale)."
+        )
+    return notes
+
+
+def _recurrent_and_mrope_notes(
+    layer_counts: Mapping[str, int], rope: Mapping[str, Any], where: str, mrope_section: tuple[int, ...] | None
+) -> list[str]:
+    """Linear-attention layers (Qwen3-Next) carry no RoPE; Qwen3-VL's ``mrope_interleaved`` deals pairs out in turn."""
+    notes = []
+    linear = layer_counts.get("linear_attention", 0)
+    if linear:
+        notes.append(
+            f"The {linear} linear_attention layers (linear attention such as Gated DeltaNet) apply no RoPE: "
+            "they read the tokens in order and carry it in their recurrent state; only the attention layers rotate."
+        )
+    interleaved = rope.get("mrope_interleaved")
+    if interleaved is not None and not isinstance(interleaved, bool):
+        raise TypeError(
+            f"config field {where}.mrope_interleaved must be true or false, got {describe_value(interleaved)}"
+        )
+    if interleaved and mrope_section is not None:
+        if len(mrope_section) != 3:
+            raise ValueError(
+                f"config field {where}.mrope_section must give 3 counts (time, height, width) when "
+                f"mrope_interleaved is true, got {list(mrope_section)}"
+            )
+        t, h, w = mrope_section
+        notes.append(
+            f"Interleaved M-RoPE (mrope_interleaved): pair j follows height when j % 3 == 1 and j < {3 * h}, "
+            f"width when j % 3 == 2 and j < {3 * w}, time otherwise ({t} pairs): each axis gets fast and slow "
+            "pairs instead of one contiguous block."
         )
     return notes
 

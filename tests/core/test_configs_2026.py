@@ -2,7 +2,8 @@
 
 Each number below is worked from the primary source named in the entry's ``source`` field (Meta's reference code,
 transformers' conversion scripts, DeepSeek's config and reference code, Moonshot's tech report, OpenAI's reference
-code), not taken from describe's output.
+code, the Qwen3 technical report, Qwen's documentation and Alibaba's training scripts), not taken from describe's
+output.
 """
 
 import copy
@@ -29,7 +30,16 @@ CHAPTER_12 = [
     "gpt-neox-20b",
     "pythia-6.9b",
 ]
-CHAPTER_13 = ["llama-4-scout-17b-16e", "gemma-4-31b", "deepseek-v3.2", "kimi-linear-48b-a3b", "gpt-oss-20b"]
+CHAPTER_13 = [
+    "llama-4-scout-17b-16e",
+    "gemma-4-31b",
+    "deepseek-v3.2",
+    "kimi-linear-48b-a3b",
+    "gpt-oss-20b",
+    "qwen3-8b-yarn",
+    "qwen3-next-80b-a3b",
+    "qwen3-vl-8b",
+]
 
 
 def _report(key):
@@ -148,3 +158,74 @@ def test_gemma4_from_a_file_on_the_command_line(tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.startswith("gemma4_text: positions by rotary embedding (RoPE).")
     assert "128 of 512 features per head are rotated, in 64 frequency pairs" in out
+
+
+def test_qwen3_8b_yarn_by_hand():
+    report = _report("qwen3-8b-yarn")
+    # Qwen3 report section 3.2: base 1,000,000 (ABF); head_dim 128 = 4096 / 32 heads: 64 pairs, all rotated
+    assert (report.head_dim, report.rotary_dim, report.base, report.method, report.factor) == (
+        128,
+        128,
+        1e6,
+        "yarn",
+        4.0,
+    )
+    assert (report.anchor_context, report.extended_context, report.parameters_field) == (32768, 131072, "rope_scaling")
+    # YaRN ramp (beta_fast 32, beta_slow 1, rounded ends): the pair index where a pair makes r turns over L = 32768
+    # is 128 ln(32768 / (2 pi r)) / (2 ln 1e6): r = 32 gives 128 * 5.0904 / 27.631 = 23.58 -> floor 23,
+    # r = 1 gives 128 * 8.5561 / 27.631 = 39.63 -> ceil 40. Ramp (i - 23) / (40 - 23): pairs 0..23 kept,
+    # 40..63 divided by 4, 24..39 blended.
+    i = np.arange(64)
+    low = math.floor(128 * math.log(32768 / (32 * 2 * math.pi)) / (2 * math.log(1e6)))
+    high = math.ceil(128 * math.log(32768 / (1 * 2 * math.pi)) / (2 * math.log(1e6)))
+    assert (low, high) == (23, 40)
+    ramp = np.clip((i - low) / (high - low), 0, 1)
+    plain = 1e6 ** (-2.0 * i / 128)
+    expected = plain / 4 * ramp + plain * (1 - ramp)
+    np.testing.assert_allclose(report.inv_freq, expected, rtol=1e-12)
+    assert report.kept.tolist() == list(range(24)) and report.interpolated.tolist() == list(range(40, 64))
+    assert report.attention_factor == pytest.approx(0.1 * math.log(4) + 1, rel=1e-12)  # 1.1386
+    assert report.nope_layers == () and report.layer_counts == {}
+
+
+def test_qwen3_next_partial_rotary_is_ordinary():
+    report = _report("qwen3-next-80b-a3b")
+    # head_dim 256, partial_rotary_factor 0.25: 64 rotated features, 32 pairs, exponent over the 64 rotated ones
+    # (ordinary partial rotary), unlike Gemma 4's proportional rule with its full-width denominator
+    assert (report.head_dim, report.rotary_dim, report.base, report.method) == (256, 64, 1e7, "default")
+    i = np.arange(32)
+    np.testing.assert_allclose(report.inv_freq, 1e7 ** (-2.0 * i / 64), rtol=1e-13)
+    assert report.inv_freq[1] == pytest.approx(10 ** (-7 / 32), rel=1e-13)  # not 10**(-7/128), p-RoPE's
+    assert report.extended_context == 262144 and report.factor is None
+    # full_attention_interval 4 over 48 layers: layers 3, 7, ..., 47 attend, 36 Gated DeltaNet layers between
+    assert report.layer_counts == {"linear_attention": 36, "full_attention": 12}
+    assert "The 36 linear_attention layers (linear attention such as Gated DeltaNet) apply no RoPE" in str(report)
+
+
+def test_qwen3_vl_interleaved_mrope():
+    report = _report("qwen3-vl-8b")
+    assert (report.head_dim, report.rotary_dim, report.base) == (128, 128, 5e6)
+    assert report.parameters_field == "rope_parameters" and report.extended_context == 262144
+    assert report.mrope_section == (24, 20, 20) and sum(report.mrope_section) == 128 // 2
+    # HF's interleaving: height takes pairs 1, 4, ..., 58 (20 of them), width 2, 5, ..., 59 (20), time the rest:
+    # 0, 3, ..., 57 (20) and 60..63 (4) = 24 pairs
+    height, width = list(range(1, 60, 3)), list(range(2, 60, 3))
+    time = [j for j in range(64) if j not in height + width]
+    assert (len(time), len(height), len(width)) == (24, 20, 20) and time[-5:] == [57, 60, 61, 62, 63]
+    assert "pair j follows height when j % 3 == 1 and j < 60, width when j % 3 == 2 and j < 60" in str(report)
+    config = copy.deepcopy(SHIPPED["qwen3-vl-8b"]["config"])
+    config["text_config"]["rope_parameters"]["mrope_interleaved"] = "yes"
+    with pytest.raises(TypeError, match="mrope_interleaved"):
+        describe(config)
+    config["text_config"]["rope_parameters"].update(mrope_interleaved=True, mrope_section=[32, 32])
+    with pytest.raises(ValueError, match="mrope_section must give 3 counts"):
+        describe(config)
+    config["text_config"]["rope_parameters"].update(mrope_interleaved=False, mrope_section=[24, 20, 20])
+    assert "Interleaved" not in str(describe(config))
+
+
+def test_qwen3_8b_reads_alike_in_the_v5_schema():
+    old, new = describe(SHIPPED["qwen3-8b-yarn"]["config"]), describe(_to_v5(SHIPPED["qwen3-8b-yarn"]["config"]))
+    assert (old.parameters_field, new.parameters_field) == ("rope_scaling", "rope_parameters")
+    np.testing.assert_array_equal(old.inv_freq, new.inv_freq)
+    assert (old.base, old.factor, old.attention_factor) == (new.base, new.factor, new.attention_factor)
