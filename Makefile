@@ -79,7 +79,7 @@ help:
 	@echo "make student-branch  the student branch's tree (release notebooks, package) into _build/student-branch"
 	@echo "make student-book  the website with solutions hidden, into _build/student-book/_build/html"
 	@echo "make text       each notebook's MyST Markdown twin in notebooks/text (make notebooks does it too)"
-	@echo "make sync-setup the notebooks' Colab set-up cell (from repository.url) and exercise numbers"
+	@echo "make sync-setup the notebooks' Colab set-up cell (from repository.url), explorer restart notes, exercise numbers"
 	@echo "make chapter NN=13 NAME=name [TITLE=... PART=... FORCE=1]  scaffold a new chapter (see CONTRIBUTING.md)"
 	@echo "make lock       regenerate constraints.txt from the direct pins"
 	@echo "make release    the package's wheel and sdist into _build/dist, checked; prints the manual steps"
@@ -214,11 +214,11 @@ notebooks: $(READER_STAMP)
 LAB_COPIES := _build/lab
 lab: $(READER_STAMP)
 	$(PY) -m tools.working_copies --out $(LAB_COPIES)/book $(if $(FORCE),--force,) $(NOTEBOOKS)
-	$(BIN)/jupyter lab --notebook-dir=$(LAB_COPIES)/book
+	$(BIN)/jupyter lab --LabApp.app_settings_dir=$(abspath tools/jupyterlab) --notebook-dir=$(LAB_COPIES)/book
 
 lab-student: $(READER_STAMP)
 	$(PY) -m tools.working_copies --student --out $(LAB_COPIES)/student $(if $(FORCE),--force,) $(NOTEBOOKS)
-	$(BIN)/jupyter lab --notebook-dir=$(LAB_COPIES)/student
+	$(BIN)/jupyter lab --LabApp.app_settings_dir=$(abspath tools/jupyterlab) --notebook-dir=$(LAB_COPIES)/student
 
 serve:
 	@test -f _build/html/index.html || { echo "no built site: run 'make book' first"; exit 1; }

@@ -5,8 +5,9 @@ Usage (from the repository root, inside the project's virtual environment)::
     python -m tools.nbtools execute notebooks/*.ipynb       # re-run in place, fresh kernel each
     python -m tools.nbtools audit notebooks/*.ipynb         # report problems, exit 1 if any
     python -m tools.nbtools measure notebooks/*.ipynb       # time and peak memory, nothing written
-    python -m tools.nbtools sync-setup notebooks/*.ipynb    # (re)write the Colab set-up cell from _config.yml,
-                                                            # fold the solution cells in JupyterLab
+    python -m tools.nbtools sync-setup notebooks/*.ipynb    # (re)write the Colab set-up cell from _config.yml
+                                                            # and the explorer's restart note, fold the
+                                                            # solution cells in JupyterLab
     python -m tools.nbtools text notebooks/*.ipynb          # (re)write the MyST Markdown twin of each notebook
 
 Every notebook ``notebooks/NN_name.ipynb`` has a text twin
@@ -108,6 +109,30 @@ def normalize(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
             outputs.append(output)
         cell.outputs = outputs
     return nb
+
+
+def is_explorer_cell(cell: nbformat.NotebookNode) -> bool:
+    """True for the chapter's explorer: the code cell that imports ``posenc_helpers.widgets``."""
+    return cell.cell_type == "code" and "posenc_helpers.widgets" in cell.source
+
+
+def stray_widget_views(nb: nbformat.NotebookNode) -> list[str]:
+    """Widget views left in the outputs of cells other than the explorer, as run.
+
+    A progress bar that is closed when its work is done still leaves its view in the
+    cell's output; JupyterLab saves that view, and on reopening (or after a kernel
+    restart) draws "Error displaying widget: model not found" in its place. Cells that
+    show progress clear their output once the work is done, so a run leaves no such
+    view behind. Checked on the notebook as executed, before :func:`normalize` strips
+    every widget view.
+    """
+    return [
+        f"cell {index}: a widget view left in the output after the run"
+        for index, cell in enumerate(nb.cells)
+        if cell.cell_type == "code"
+        and not is_explorer_cell(cell)
+        and any(WIDGET_VIEW in output.get("data", {}) for output in cell.get("outputs", []))
+    ]
 
 
 def fold_solutions(nb: nbformat.NotebookNode) -> bool:
@@ -269,6 +294,12 @@ def execute(path: Path, *, write: bool = True) -> tuple[float, nbformat.Notebook
     start = time.perf_counter()
     client.execute()
     elapsed = time.perf_counter() - start
+    stray = stray_widget_views(nb)
+    if stray:
+        raise RuntimeError(
+            f"{path}: " + "; ".join(stray) + " (JupyterLab saves such a view, and a reopened notebook "
+            "shows 'Error displaying widget: model not found' in its place: clear_output() once it is done)"
+        )
     normalize(nb)
     if write:
         nbformat.write(nb, path)
@@ -367,6 +398,41 @@ def sync_setup_cell(nb: nbformat.NotebookNode, source: str) -> bool:
     return True
 
 
+# --------------------------------------------------------------------------- explorer's restart note
+RESTART_MARKER = "**In JupyterLab, Binder or Colab**"
+#: The markdown cell just before every chapter's explorer (tagged ``remove-cell``: the
+#: website shows a static companion, not a live widget, so it leaves the note out).
+RESTART_NOTE = (
+    f"{RESTART_MARKER}: the explorer below lives in the running kernel. After a kernel "
+    "restart, or when you reopen a chapter you saved earlier, its place reads *Error "
+    "displaying widget: model not found*. Nothing is broken: run the cells above it "
+    "(*Run → Run All Above Selected Cell*) and then its own cell again."
+)
+
+
+RESTART_NOTE_ID = "explorer-restart-note"  # a fixed cell id: the same bytes on every run
+
+
+def sync_restart_note(nb: nbformat.NotebookNode) -> bool:
+    """Insert or update :data:`RESTART_NOTE` just before the explorer cell; True if changed.
+
+    A notebook without an explorer is left as it is.
+    """
+    index = next((i for i, cell in enumerate(nb.cells) if is_explorer_cell(cell)), None)
+    if index is None:
+        return False
+    previous = nb.cells[index - 1] if index > 0 else None
+    if previous is not None and previous.cell_type == "markdown" and previous.source.startswith(RESTART_MARKER):
+        wanted = (RESTART_NOTE, ["remove-cell"], RESTART_NOTE_ID)
+        if (previous.source, previous.metadata.get("tags"), previous.get("id")) == wanted:
+            return False
+        previous.source, previous.metadata["tags"], previous["id"] = wanted
+        return True
+    note = nbformat.v4.new_markdown_cell(RESTART_NOTE, metadata={"tags": ["remove-cell"]}, id=RESTART_NOTE_ID)
+    nb.cells.insert(index, note)
+    return True
+
+
 # --------------------------------------------------------------------------- CLI
 def _cli_execute(notebooks: list[Path]) -> int:
     for path in notebooks:
@@ -401,6 +467,10 @@ def _cli_sync_setup(notebooks: list[Path]) -> int:
         if sync_setup_cell(nb, source):
             nbformat.write(nb, path)
             print(f"{path}: set-up cell written (re-run `make notebooks` before committing)")
+        if sync_restart_note(nb):
+            nbformat.write(nb, path)
+            write_text(path, nb)
+            print(f"{path}: the explorer's restart note written (and its text twin rewritten)")
         if fold_solutions(nb):
             nbformat.write(nb, path)
             write_text(path, nb)

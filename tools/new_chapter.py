@@ -15,8 +15,8 @@ Writes, from the templates in ``tools/templates/chapter/``:
   part ``--part`` names (a new numbered part before the back matter if none has that
   caption).
 
-The Makefile target then writes the Colab set-up cell and the exercise numbers
-(``make sync-setup``) and executes the notebook. Nothing that exists is overwritten
+The Makefile target then writes the Colab set-up cell, the explorer's restart note and
+the exercise numbers (``make sync-setup``) and executes the notebook. Nothing that exists is overwritten
 without ``--force``; ``tests/tooling/test_notebook_anatomy.py`` fails until no
 ``TODO(author)`` is left.
 """

@@ -56,6 +56,40 @@ def test_solution_cells_fold_in_jupyterlab_and_no_other_cell_does():
     assert nb.cells[5].metadata["jupyter"] == {"source_hidden": True, "outputs_hidden": True}
 
 
+def _widget_view():
+    return new_output(
+        "display_data",
+        data={"application/vnd.jupyter.widget-view+json": {"model_id": "abc"}, "text/plain": "HBox()"},
+    )
+
+
+def test_a_widget_view_left_outside_the_explorer_is_reported():
+    nb = _notebook()
+    nb.cells[1].outputs = [_widget_view()]  # a progress bar, closed but not cleared
+    nb.cells.insert(2, new_code_cell("from posenc_helpers.widgets import AnExplorer\nAnExplorer()", execution_count=9))
+    nb.cells[2].outputs = [_widget_view()]  # the explorer's own view is what the cell is for
+    assert nbtools.stray_widget_views(nb) == ["cell 1: a widget view left in the output after the run"]
+    nb.cells[1].outputs = []  # clear_output() once the bar is done
+    assert nbtools.stray_widget_views(nb) == []
+
+
+def test_the_restart_note_sits_just_before_the_explorer_once():
+    nb = _notebook()
+    explorer = new_code_cell("from posenc_helpers.widgets import AnExplorer\nAnExplorer()")
+    nb.cells.insert(3, explorer)
+    assert nbtools.sync_restart_note(nb)
+    note = nb.cells[3]
+    assert note.cell_type == "markdown" and nb.cells[4] is explorer
+    assert "Error displaying widget: model not found" in note.source.replace("*", "")
+    assert note.metadata["tags"] == ["remove-cell"]  # the website shows a static companion instead
+    assert note.id == "explorer-restart-note"
+    assert not nbtools.sync_restart_note(nb), "a second pass changes nothing"
+    note.source = nbtools.RESTART_MARKER + ": an older wording"
+    assert nbtools.sync_restart_note(nb) and note.source == nbtools.RESTART_NOTE
+    assert sum(cell.source == nbtools.RESTART_NOTE for cell in nb.cells) == 1
+    assert not nbtools.sync_restart_note(_notebook()), "a chapter without an explorer gets no note"
+
+
 def test_normalize_merges_a_stream_split_by_timing():
     nb = _notebook()
     nb.cells[1].outputs = [
