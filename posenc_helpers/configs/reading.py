@@ -25,6 +25,7 @@ import numpy as np
 from .._validation import describe_value
 from ..long_context import scaled_rope_frequencies
 from ..rope import rope_frequencies
+from ..rope_2d import mrope_pair_axes
 from .record import PositionReport
 
 __all__ = ["ROPE_TYPES", "RESCALING_READERS", "describe", "shipped_configs"]
@@ -815,7 +816,11 @@ def _recurrent_and_mrope_notes(
                 f"config field {where}.mrope_section must give 3 counts (time, height, width) when "
                 f"mrope_interleaved is true, got {list(mrope_section)}"
             )
-        t, h, w = mrope_section
+        try:  # the layout itself is rope_2d's; it refuses sections that do not interleave
+            axes = mrope_pair_axes(mrope_section, arrangement="interleaved")
+        except ValueError as error:
+            raise ValueError(f"config field {where}.mrope_section: {error}") from None
+        t, h, w = (int(np.count_nonzero(axes == axis)) for axis in range(3))
         notes.append(
             f"Interleaved M-RoPE (mrope_interleaved): pair j follows height when j % 3 == 1 and j < {3 * h}, "
             f"width when j % 3 == 2 and j < {3 * w}, time otherwise ({t} pairs): each axis gets fast and slow "

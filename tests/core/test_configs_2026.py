@@ -220,6 +220,10 @@ def test_qwen3_vl_interleaved_mrope():
     config["text_config"]["rope_parameters"].update(mrope_interleaved=True, mrope_section=[32, 32])
     with pytest.raises(ValueError, match="mrope_section must give 3 counts"):
         describe(config)
+    # three counts that do not interleave over 64 pairs: 30 height pairs would need j < 90
+    config["text_config"]["rope_parameters"].update(mrope_interleaved=True, mrope_section=[10, 30, 24])
+    with pytest.raises(ValueError, match="mrope_section"):
+        describe(config)
     config["text_config"]["rope_parameters"].update(mrope_interleaved=False, mrope_section=[24, 20, 20])
     assert "Interleaved" not in str(describe(config))
 
