@@ -72,10 +72,10 @@ help:
 	@echo "make serve      serve the built site on http://127.0.0.1:8000"
 	@echo "make notebooks  re-execute every notebook in place, in a fresh kernel each"
 	@echo "make bench      benchmarks against their budgets (chapters, book, helpers, explorers)"
-	@echo "make course     the nbgrader course (source, release, gradebook) into _build/course"
-	@echo "make grade A=ch04 [JOBS=N]  autograde the submissions in _build/course/submitted, N at a time"
-	@echo "make otter      the same exercises as otter-grader assignments (Gradescope) into _build/otter"
-	@echo "make student    the student notebooks (nbgrader's release) into _build/student (FORCE=1 to overwrite)"
+	@echo "make course [CH=04]  the nbgrader course (source, release, gradebook) into _build/course"
+	@echo "make grade A=ch04 [JOBS=N] [UNSAFE=1]  autograde _build/course/submitted, each in a sandbox, N at a time"
+	@echo "make otter [CH=04]  the same exercises as otter-grader assignments (Gradescope) into _build/otter"
+	@echo "make student    the release of make course's notebooks into _build/student (FORCE=1 to overwrite)"
 	@echo "make student-branch  the student branch's tree (release notebooks, package) into _build/student-branch"
 	@echo "make student-book  the website with solutions hidden, into _build/student-book/_build/html"
 	@echo "make text       each notebook's MyST Markdown twin in notebooks/text (make notebooks does it too)"
@@ -227,28 +227,32 @@ serve:
 bench: $(STAMP)
 	$(PY) -m benchmarks.bench
 
+# CH=04 (or CH="04 07") limits make course and make otter to those chapters.
+CHAPTER_PATHS = $(if $(CH),$(foreach n,$(CH),$(wildcard notebooks/$(n)_*.ipynb)),)
+
 # The nbgrader course: source/ (model answers, hidden tests), release/ (what students
 # get, made by nbgrader generate_assignment), gradebook.db and nbgrader_config.py.
 course: $(COURSE_STAMP)
-	$(PY) -m tools.course --out _build/course $(if $(FORCE),--force,)
+	$(PY) -m tools.course --out _build/course $(if $(FORCE),--force,) $(CHAPTER_PATHS)
 
 # Autograde every submission of assignment A in _build/course/submitted, JOBS at a time
-# (default: the cores); each grade comes from the course's grader, outside the kernel.
+# (default: the cores), each in a bubblewrap sandbox; each grade comes from the course's
+# grader, outside it. UNSAFE=1 grades without a sandbox (trusted submissions only).
 grade: $(COURSE_STAMP)
-	@test -n "$(A)" || { echo "name the assignment: make grade A=ch04 [JOBS=2]"; exit 2; }
-	$(PY) -m tools.course.grade $(A) --course _build/course $(if $(JOBS),--jobs $(JOBS),)
+	@test -n "$(A)" || { echo "name the assignment: make grade A=ch04 [JOBS=2] [UNSAFE=1]"; exit 2; }
+	$(PY) -m tools.course.grade $(A) --course _build/course $(if $(JOBS),--jobs $(JOBS),) $(if $(UNSAFE),--unsafe,)
 
 # The same exercises as otter-grader assignments (Gradescope): _build/otter/chNN/dist.
 otter: $(COURSE_STAMP)
-	$(PY) -m tools.course --otter --out _build/otter $(if $(FORCE),--force,)
+	$(PY) -m tools.course --otter --out _build/otter $(if $(FORCE),--force,) $(CHAPTER_PATHS)
 
 # The tree to publish as the repository's student branch (see the instructor guide):
 # the release notebooks, the package and Binder's requirements.
 student-branch: course
 	$(PY) -m tools.course --out _build/course --student-branch _build/student-branch $(if $(FORCE),--force,)
 
-# The student notebooks: the course's release, one folder per chapter.
-student: course
+# The student notebooks: the release of the course make course wrote, in one folder.
+student: $(COURSE_STAMP)
 	$(PY) -m tools.course --out _build/course --student-copies _build/student $(if $(FORCE),--force,)
 
 student-book: $(COURSE_STAMP)

@@ -3,18 +3,19 @@
 Run it as a program, in (or with ``--course``) a course that ``make course`` wrote::
 
     python -m tools.course.grade ASSIGNMENT [--course _build/course] [--jobs N] [--student ID ...]
+                                 [--timeout SECONDS] [--unsafe]
 
-nbgrader grades one submission after another; this runs ``nbgrader autograde
-ASSIGNMENT --student=ID`` for up to ``--jobs`` students at once (default: the
-machine's cores), each in its own process with its own kernel, against the one
-gradebook (SQLite; nbgrader writes it briefly at the start and end of each
-submission, and a write that meets a lock is retried). Every grade still comes
-from the course's own preprocessors (outside the student's kernel).
-
-The kernels share one store of chapter 11's training runs (the course's
-``nbgrader_config.py`` sets ``POSENC_LAB_CACHE``, :mod:`posenc_helpers.lab.cache`,
-to ``COURSE/lab-runs`` unless it is set): the first submission trains the
-reference models, the others read them back instead of retraining.
+First it runs the release once in the sandbox (:mod:`posenc_helpers.grading.reference`;
+kept in ``COURSE/.grading`` until the release or the package changes): the data each
+exercise gives, each cell's time limit, and chapter 11's stored training runs, which
+every submission then reads back. Then it runs ``nbgrader autograde ASSIGNMENT
+--student=ID`` for up to ``--jobs`` students at once (default: the machine's cores),
+each in its own process, whose kernel runs in a bubblewrap sandbox of its own
+(:mod:`posenc_helpers.grading.nbgrader`), against the one gradebook (SQLite; nbgrader
+writes it briefly at the start and end of each submission, and a write that meets a
+lock is retried). Every grade comes from the course's own preprocessors, outside the
+sandbox. Without bubblewrap it refuses to grade unless ``--unsafe`` (``make grade
+UNSAFE=1``).
 
 At the end it prints the wall time, the seconds per submission and each
 "Tampering suspected" line found in the autograded notebooks.
@@ -34,6 +35,8 @@ from pathlib import Path
 
 from tools.course.common import DEFAULT_OUT
 from tools.course.nbgrader import run_nbgrader
+
+UNSAFE_VARIABLE = "POSENC_GRADING_UNSAFE"  # posenc_helpers.grading.nbgrader reads it
 
 _ASSIGNMENT = re.compile(r"^ch\d\d$")
 RETRIES = 3
@@ -62,8 +65,20 @@ def students(course: Path, assignment: str) -> list[str]:
     return sorted(path.parent.name for path in (course / "submitted").glob(f"*/{assignment}") if path.is_dir())
 
 
+def prepare_reference(course: Path, assignment: str) -> float:
+    """Run the release of ``assignment`` in the sandbox once (unless it is stored and current);
+    the seconds it took."""
+    from posenc_helpers.grading.nbgrader import BeforeExecution
+
+    start = time.perf_counter()
+    for release in sorted((course / "release" / assignment).glob("*.ipynb")):
+        resources = {"nbgrader": {"assignment": assignment, "notebook": release.stem}}
+        BeforeExecution(course_root=str(course)).preprocess(None, resources)
+    return time.perf_counter() - start
+
+
 def _grade_one(course: Path, assignment: str, student: str, timeout: float | None) -> Graded:
-    extra = [f"--Execute.timeout={int(timeout)}"] if timeout else []
+    extra = [f"--SandboxedExecute.student_cell_timeout={timeout}"] if timeout else []
     start = time.perf_counter()
     result = None
     for _ in range(RETRIES):
@@ -115,6 +130,7 @@ def grade_class(
         names = [name for name in names if name in only]
     if not names:
         raise FileNotFoundError(f"no submissions of {assignment} in {course / 'submitted'}")
+    prepare_reference(course, assignment)
     start = time.perf_counter()
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         results = list(pool.map(lambda name: _grade_one(course, assignment, name, timeout), names))
@@ -127,14 +143,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--course", type=Path, default=DEFAULT_OUT, help="the course folder (default _build/course)")
     parser.add_argument("--jobs", type=int, default=None, help="submissions graded at once (default: the cores)")
     parser.add_argument("--student", action="append", default=None, help="grade only this student (repeatable)")
-    parser.add_argument("--timeout", type=float, default=None, help="seconds per cell (default: the course's)")
+    parser.add_argument("--timeout", type=float, default=None, help="seconds per cell a student wrote")
+    parser.add_argument(
+        "--unsafe", action="store_true", help=f"grade without a sandbox (also {UNSAFE_VARIABLE}=1): trusted code only"
+    )
     args = parser.parse_args(argv)
+    if args.unsafe:
+        os.environ[UNSAFE_VARIABLE] = "1"
+        print("grading WITHOUT a sandbox: the students' code can reach this machine", file=sys.stderr)
     try:
         results, seconds = grade_class(
             args.course.resolve(), args.assignment, jobs=args.jobs, only=args.student, timeout=args.timeout
         )
     except (ValueError, FileNotFoundError) as error:
         print(error, file=sys.stderr)
+        return 2
+    except RuntimeError as error:  # posenc_helpers.grading.sandbox.SandboxUnavailable among them
+        print(f"cannot grade: {error}", file=sys.stderr)
         return 2
     failed = [r for r in results if r.returncode != 0]
     for result in failed:
@@ -144,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         f"({seconds / len(results):.1f} s each) with {args.jobs or cores()} at a time"
     )
     for result in results:
+        print(f"  {result.student}: {result.seconds:.1f} s")
         for line in flags(args.course.resolve(), args.assignment, result.student):
             print(f"  {result.student}: {line}")
     return 1 if failed else 0

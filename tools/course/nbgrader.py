@@ -12,12 +12,13 @@ records (:mod:`tools.course.record`):
   The solution's code (without its calls to the check) moves into the answer cell,
   its words into the written answer cell as the model answer, and the folded blocks go;
 * before each visible check, hidden tests (``### BEGIN HIDDEN TESTS``) record the
-  values the check is given (:mod:`posenc_helpers.checks._record`) and judge
-  nothing: the course's ``nbgrader_config.py`` adds a preprocessor after nbgrader's
-  ``Execute`` that judges the records outside the student's kernel, in a fresh
-  ``python -I`` process, reads the notebook for a helper that does the exercise's
-  work and for code that tampers with the kernel, and sets the points
-  (:mod:`posenc_helpers.checks._verdict`, :mod:`posenc_helpers.checks._nbgrader`);
+  values the check is given (:mod:`posenc_helpers.grading.record`) and judge
+  nothing: the course's ``nbgrader_config.py`` replaces nbgrader's ``Execute`` with
+  preprocessors that run the submission in a bubblewrap sandbox, judge the records
+  outside it, in a fresh ``python -I -S`` process, on the data the grader's own run
+  of the release gives, read the notebook for a helper that does the exercise's work
+  and for code that tampers with the kernel, and set the points
+  (:mod:`posenc_helpers.grading`);
 * what only MyST renders becomes plain Markdown (:mod:`tools.course.markdown`), and
   the numbers Sphinx gives the website are written in (:mod:`tools.course.numbers`):
   ``# 4. Title`` and ``## 4.1 Section`` headings, a ``**Figure 4.1.** caption`` cell
@@ -26,8 +27,8 @@ records (:mod:`tools.course.record`):
 Then ``nbgrader generate_assignment`` itself writes the student version
 (``OUT/release``: solutions, hidden tests and outputs cleared, cells locked,
 checksums recorded) and the gradebook. ``OUT/nbgrader_config.py`` sets the stubs
-and a per-cell execution timeout; ``nbgrader autograde chNN`` and ``nbgrader
-generate_feedback chNN`` run in ``OUT``.
+and the grading preprocessors; ``nbgrader autograde chNN`` and ``nbgrader
+generate_feedback chNN`` run in ``OUT`` (feedback without the hidden tests).
 """
 
 from __future__ import annotations
@@ -56,11 +57,12 @@ from tools.course.numbers import (
 )
 from tools.course.record import ChapterExercises, Exercise, read_exercises
 
-CELL_TIMEOUT = 300  # seconds per cell when grading (the slowest cell of the book takes about a minute)
 CODE_STUB = "# (your code)"
 TEXT_STUB = "*Write your answer here.*"
 ANSWER_PROMPT = "*Your answer (a few sentences):*"  # what a written answer cell holds in the book
 SCHEMA_VERSION = 3  # nbgrader's cell metadata schema
+#: How a hidden test imports the recorder (``_record.record(...)``, as the verdict reads it).
+RECORD_IMPORT = "from posenc_helpers.grading import record as _record"
 
 #: One course cell's exercise and part (None for a cell outside the exercises).
 Role = tuple[Exercise, str] | None
@@ -163,12 +165,12 @@ def hidden_tests(check_source: str, label: str, exercise: Mapping[str, Any]) -> 
     """The hidden tests that come before the visible check ``check_source`` of exercise ``label``.
 
     They record the values the check is given and judge nothing: the grader judges them
-    outside the student's kernel (:mod:`posenc_helpers.checks._verdict`). They run first,
+    outside the student's kernel (:mod:`posenc_helpers.grading.verdict`). They run first,
     so that a failing visible check cannot stop the record.
     """
     lines = [
         "### BEGIN HIDDEN TESTS",
-        "from posenc_helpers.checks import _record",
+        RECORD_IMPORT,
         "",
         record_call(check_source, label, exercise),
         "### END HIDDEN TESTS",
@@ -297,30 +299,28 @@ def nbgrader_config() -> str:
         'c.CourseDirectory.course_id = "positional-encoding"\n'
         f"c.ClearSolutions.code_stub = {{'python': {CODE_STUB!r}}}\n"
         f"c.ClearSolutions.text_stub = {TEXT_STUB!r}\n"
-        "# A cell that runs longer than this (an endless loop) fails; grading goes on with the next.\n"
-        f"c.Execute.timeout = {CELL_TIMEOUT}\n"
-        "c.Execute.interrupt_on_timeout = True\n"
         "\n"
-        "# Grading outside the student's kernel: the hidden tests only record each answer; after the\n"
-        "# notebook ran, GradeFromRecords judges the records in a fresh process and sets the points\n"
-        "# (posenc_helpers.checks._nbgrader). nbgrader's own preprocessors otherwise as its defaults.\n"
-        "from nbconvert.preprocessors import ClearMetadataPreprocessor  # noqa: E402\n"
+        "# Grading a hostile class (posenc_helpers.grading): each submission runs in a bubblewrap\n"
+        "# sandbox instead of nbgrader's Execute, each cell with a time limit derived from the grader's\n"
+        "# own run of the release (kept in .grading/); the hidden tests only record each answer, and\n"
+        "# GradeFromRecords judges the records outside the sandbox, in a fresh process, and sets the\n"
+        "# points. Without bubblewrap it refuses to grade unless POSENC_GRADING_UNSAFE=1.\n"
+        "from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor  # noqa: E402\n"
         "from nbgrader.preprocessors import (  # noqa: E402\n"
-        "    AssignLatePenalties, CheckCellMetadata, Execute, IgnorePattern, LimitOutput, SaveAutoGrades,\n"
+        "    AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, GetGrades, IgnorePattern, LimitOutput,\n"
+        "    SaveAutoGrades,\n"
         ")\n"
-        "from posenc_helpers.checks._nbgrader import BeforeExecution, GradeFromRecords  # noqa: E402\n"
+        "from posenc_helpers.grading.nbgrader import (  # noqa: E402\n"
+        "    BeforeExecution, GradeFromRecords, SandboxedExecute,\n"
+        ")\n"
         "\n"
         "c.Autograde.autograde_preprocessors = [\n"
-        "    BeforeExecution, Execute, GradeFromRecords, IgnorePattern, ClearMetadataPreprocessor,\n"
+        "    BeforeExecution, SandboxedExecute, GradeFromRecords, IgnorePattern, ClearMetadataPreprocessor,\n"
         "    LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata,\n"
         "]\n"
-        "\n"
-        "# Chapter 11 trains its models once per course, not once per submission: the kernels\n"
-        "# share one store of training runs next to this file (posenc_helpers.lab.cache).\n"
-        "import os  # noqa: E402\n"
-        "\n"
-        "_here = os.path.dirname(os.path.abspath(__file__))  # noqa: F821\n"
-        'os.environ.setdefault("POSENC_LAB_CACHE", os.path.join(_here, "lab-runs"))\n'
+        "# Feedback shows each check's message, never the hidden tests (which name the refused helpers).\n"
+        "c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]\n"
+        "c.SandboxedExecute.memory_gib = 6.0  # address space of each process of a submission\n"
     )
 
 

@@ -2,91 +2,106 @@
 
 Each chapter becomes an otter-grader master notebook (``OUT/chNN/``) made from its
 nbgrader source (:func:`tools.course.nbgrader.course_notebook_with_roles`): the same
-answer cells, the visible check kept, and the hidden tests as one exception-based
-otter test per exercise that records the answer, judged by the course's otter plugin
-(:mod:`posenc_helpers.checks._otter`, named with its configuration in the assignment
-config); ``otter assign`` then writes the student notebook and the Gradescope
-autograder zip into ``OUT/chNN/dist``, and ``otter run -a <zip> <submission>``
-grades locally. Written answers are left for a person to grade.
+answer cells and visible checks, and one otter test per exercise that always fails,
+so that an autograder without the course's plugin gives nothing rather than
+everything. ``otter assign`` then writes the student notebook and the Gradescope
+autograder zip into ``OUT/chNN/dist``. Then this module
+
+* runs the student notebook, with one recording cell per exercise, in the sandbox:
+  the grader's own run of the release (:mod:`posenc_helpers.grading.reference`);
+* writes the course's plugin (:mod:`posenc_helpers.grading.otter`) and its
+  configuration into the zip's ``otter_config.json``: the exercises, the digests of
+  the handed-out cells, the recording cells and that run;
+* puts a wheel of ``posenc_helpers`` (the plugin and the checks live in it) into the
+  zip and its requirements, Python 3.11 (``runtime.txt``) into its environment, and
+  bubblewrap into its ``setup.sh``.
+
+``otter run -a <zip> <submission>`` grades locally; Gradescope grades the upload.
+Written answers are left for a person to grade.
 """
 
 from __future__ import annotations
 
-import ast
-import builtins
 import copy
 import dataclasses
 import json
 import re
 import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
 from pathlib import Path
 from typing import Any
 
-from tools.course.common import RUNTIME, assignment_name, chapter_of, pins, prepare, run_script
+from tools.course.common import ROOT, RUNTIME, assignment_name, chapter_of, pins, prepare, run_script
 from tools.course.myst import cell_source
-from tools.course.nbgrader import TEXT_STUB, check_call, course_notebook_with_roles, record_call
-from tools.nbtools import repository_setting
-from tools.release import package_version
+from tools.course.nbgrader import RECORD_IMPORT, TEXT_STUB, course_notebook_with_roles, record_call
 
+PLUGIN = "posenc_helpers.grading.otter.GradeFromRecords"
 OTTER_CONFIG = """# ASSIGNMENT CONFIG
 name: {name}
 requirements: requirements.txt
+python_version: "{python}"
+autograder_files:
+  - {wheel}
 init_cell: true
 check_all_cell: false
 export_cell: false
-run_tests: true
+run_tests: false
 generate:
   pdf: false
   show_stdout: true
 tests:
   ok_format: false
 """
-_BUILTINS = set(dir(builtins))
+#: Where Gradescope unpacks the autograder zip's files.
+AUTOGRADER_FILES = "/autograder/source/files"
+#: Added to the zip's setup.sh: bubblewrap, for the sandbox where the container allows one.
+SETUP_SANDBOX = (
+    "\n# The course's plugin runs each submission in a bubblewrap sandbox where the container allows\n"
+    "# one, else as a user of its own (posenc_helpers.grading.sandbox).\n"
+    "apt-get install -y bubblewrap || true\n"
+)
 
 
 def _raw(text: str) -> dict[str, Any]:
     return {"cell_type": "raw", "metadata": {}, "source": text}
 
 
-def _free_names(source: str) -> list[str]:
-    """Names an expression reads, in order of first use (the test function's parameters)."""
-    names: list[str] = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in names:
-            names.append(node.id)
-    return [name for name in names if name not in _BUILTINS and not name.startswith("check_")]
+def otter_test(label: str) -> str:
+    """The otter test of exercise ``label``: it always fails.
 
-
-def otter_test(check_source: str, label: str, exercise: dict[str, Any]) -> str:
-    """An otter exception-based test that records the answer, as
-    :func:`tools.course.nbgrader.hidden_tests` does.
-
-    otter passes the notebook's variables to the function by parameter name. The test
-    itself always fails: the points come from the course's otter plugin
-    (:mod:`posenc_helpers.checks._otter`), which judges the record outside the kernel, so
-    an autograder without the plugin gives nothing rather than everything.
+    The points come from the course's otter plugin (:mod:`posenc_helpers.grading.otter`),
+    which runs the submission in a sandbox and grades it from outside, so that an
+    autograder without the plugin gives nothing rather than everything.
     """
-    call = check_call(check_source, label)
-    written = ast.get_source_segment(check_source, call) or ast.unparse(call)
-    parameters = _free_names(written)
     name = "test_" + re.sub(r"\W", "_", label)
     return (
         f'""" # BEGIN TEST CONFIG\nhidden: true\nfailure_message: "{label}: graded outside the notebook; '
         'run the visible check for a hint."\n""" # END TEST CONFIG\n'
-        f"def {name}({', '.join(parameters)}):\n"
-        "    from posenc_helpers.checks import _record\n\n"
-        f"    {record_call(check_source, label, exercise)}\n"
+        f"def {name}():\n"
         f"    raise AssertionError({label + ': awaiting the verdict of the grading plugin'!r})\n"
     )
 
 
-def otter_notebook(book_nb: dict[str, Any], chapter: int) -> dict[str, Any]:
-    """The otter-grader master notebook of a chapter (from the book's notebook)."""
+def record_cell(check_source: str, label: str, exercise: dict[str, Any]) -> str:
+    """The cell the plugin appends to a submission to record exercise ``label``'s answer."""
+    return f"{RECORD_IMPORT}\n\n{record_call(check_source, label, exercise)}\n"
+
+
+def otter_notebook(book_nb: dict[str, Any], chapter: int, *, wheel: str = "") -> tuple[dict[str, Any], dict[str, Any]]:
+    """The otter-grader master notebook of a chapter (from the book's notebook), and the
+    plugin's configuration so far: ``specs`` and ``record_cells`` per exercise. ``wheel``
+    is the file name of the package's wheel, beside the notebook."""
     source, roles, _ = course_notebook_with_roles(book_nb, chapter)
-    cells: list[dict[str, Any]] = [_raw(OTTER_CONFIG.format(name=f"ch{chapter:02d}"))]
+    python = (ROOT / "runtime.txt").read_text().strip().removeprefix("python-")
+    header = OTTER_CONFIG.format(name=f"ch{chapter:02d}", python=python, wheel=wheel)
+    cells: list[dict[str, Any]] = [_raw(header)]
     opened: set[str] = set()  # the exercises whose question has begun
-    specs = {}
-    from posenc_helpers.checks._verdict import released_spec, source_digest
+    specs: dict[str, Any] = {}
+    record_cells: dict[str, str] = {}
+    from posenc_helpers.grading.verdict import released_spec
 
     for cell, role in zip(source["cells"], roles, strict=True):
         text = cell_source(cell)
@@ -117,10 +132,11 @@ def otter_notebook(book_nb: dict[str, Any], chapter: int) -> dict[str, Any]:
                 "id": f"{label}-otter-test",
                 "metadata": {},
                 "outputs": [],
-                "source": otter_test(visible, label, exercise.options()),
+                "source": otter_test(label),
             }
             cells += [plain, _raw("# BEGIN TESTS"), test, _raw("# END TESTS"), _raw("# END QUESTION")]
-            spec = released_spec(record_call(visible, label, exercise.options()))
+            record_cells[label] = record_cell(visible, label, exercise.options())
+            spec = released_spec(record_cells[label])
             if spec is None:
                 raise ValueError(f"{label}: its check call cannot be recorded")
             specs[label] = dataclasses.asdict(spec)
@@ -129,17 +145,7 @@ def otter_notebook(book_nb: dict[str, Any], chapter: int) -> dict[str, Any]:
             cells.append(plain)
         else:
             cells.append(plain)
-    released = sorted(
-        {
-            source_digest(cell_source(c))
-            for c in cells
-            if c["cell_type"] == "code"
-            and not str(c.get("id", "")).endswith("-otter-test")
-            and "# BEGIN SOLUTION" not in cell_source(c)
-        }
-    )
-    plugin = {"posenc_helpers.checks._otter.GradeFromRecords": {"specs": specs, "released": released}}
-    cells[0] = _raw(cell_source(cells[0]) + "plugins:\n  - " + json.dumps(plugin) + "\n")
+    cells[0] = _raw(cell_source(cells[0]) + "plugins:\n  - " + PLUGIN + "\n")
     seen: set[str] = set()
     for index, cell in enumerate(cells):  # nbformat 4.5 wants a unique id on every cell
         if not cell.get("id") or cell["id"] in seen:
@@ -147,28 +153,84 @@ def otter_notebook(book_nb: dict[str, Any], chapter: int) -> dict[str, Any]:
         seen.add(cell["id"])
     master = copy.deepcopy(source)
     master["cells"] = cells
-    return master
+    return master, {"specs": specs, "record_cells": record_cells}
 
 
-def otter_requirements(url: str, version: str) -> str:
-    """The grading image's requirements: the book's pins, and posenc_helpers at the release tag."""
-    if url:
-        package = f"posenc-helpers[widgets,lab] @ git+{url}@v{version}"
-    else:
-        package = (
-            "# posenc-helpers: set repository.url in _config.yml (the release tag v"
-            f"{version} is installed from it), or list a wheel of the package here"
-        )
+def otter_requirements(wheel: str) -> str:
+    """The grading image's requirements: the book's pins, and the package's wheel from the zip."""
     return (
         "# Written by tools/course (make otter): what Gradescope installs to grade.\n"
-        + "\n".join([*pins(RUNTIME), package])
+        + "\n".join([*pins(RUNTIME), f"{AUTOGRADER_FILES}/{wheel}"])
         + "\n"
     )
 
 
-def write_otter(out: Path, chapters: list[Path], *, force: bool = False) -> list[Path]:
-    """Write each chapter's otter master notebook into ``out/chNN/`` and run ``otter assign``
-    on it (into ``out/chNN/dist``); the autograder zip files."""
+def build_wheel(folder: Path) -> Path:
+    """A wheel of posenc_helpers, built offline from a copy of the package (the repository stays
+    untouched), into ``folder``."""
+    with tempfile.TemporaryDirectory(prefix="posenc-wheel-") as scratch:
+        tree = Path(scratch) / "tree"
+        tree.mkdir()
+        for name in ("pyproject.toml", "README.md", "LICENSE", "LICENSE-TEXT"):
+            shutil.copy2(ROOT / name, tree / name)
+        shutil.copytree(ROOT / "posenc_helpers", tree / "posenc_helpers", ignore=shutil.ignore_patterns("__pycache__"))
+        subprocess.run(
+            [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(folder), str(tree)],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+    (wheel,) = folder.glob("posenc_helpers-*.whl")
+    return wheel
+
+
+def released_cells(student: dict[str, Any], record_cells: dict[str, str]) -> tuple[list[dict[str, Any]], list[str]]:
+    """What the plugin's grader runs for the release (the student notebook as handed out,
+    without otter's own cells, then the recording cells), and the digests of every code cell
+    handed out."""
+    from posenc_helpers.grading.otter import graded_cells
+    from posenc_helpers.grading.verdict import source_digest
+
+    digests = sorted({source_digest(cell_source(c)) for c in student["cells"] if c["cell_type"] == "code"})
+    cells, _ = graded_cells(student["cells"], set(digests), record_cells)
+    return cells, digests
+
+
+def plugin_config(student: dict[str, Any], config: dict[str, Any], *, isolation: str) -> dict[str, Any]:
+    """The plugin's whole configuration: ``config`` (specs, record cells), the released digests,
+    and the grader's run of the release, made now in the sandbox."""
+    from posenc_helpers.grading.reference import code_digests, run_reference
+
+    cells, digests = released_cells(student, config["record_cells"])
+    reference = run_reference(cells, isolation=isolation)
+    return {
+        **config,
+        "released": digests,
+        "reference": dataclasses.asdict(reference),
+        "reference_code": code_digests(cells),
+        "isolation": "auto",
+    }
+
+
+def _rewrite_zip(path: Path, plugin: dict[str, Any]) -> None:
+    """The autograder zip with the plugin's configuration in otter_config.json and bubblewrap in setup.sh."""
+    with zipfile.ZipFile(path) as old:
+        members = {info.filename: old.read(info) for info in old.infolist()}
+    config = json.loads(members["otter_config.json"])
+    config["plugins"] = [{PLUGIN: plugin}]
+    members["otter_config.json"] = json.dumps(config, indent=2).encode()
+    setup = members["setup.sh"].decode()
+    if SETUP_SANDBOX not in setup:
+        members["setup.sh"] = setup.replace("apt-get clean\n", "apt-get clean\n" + SETUP_SANDBOX, 1).encode()
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as new:
+        for name, data in members.items():
+            new.writestr(name, data)
+
+
+def write_otter(out: Path, chapters: list[Path], *, force: bool = False, isolation: str = "bwrap") -> list[Path]:
+    """Write each chapter's otter master notebook into ``out/chNN/``, run ``otter assign`` on it
+    (into ``out/chNN/dist``), run the release in the sandbox (``isolation``) and complete the
+    autograder zip (see the module docstring); the autograder zip files."""
     prepare(out, force)
     zips = []
     for path in chapters:
@@ -177,12 +239,20 @@ def write_otter(out: Path, chapters: list[Path], *, force: bool = False) -> list
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
-        (folder / "requirements.txt").write_text(
-            otter_requirements(repository_setting()[0], package_version()), encoding="utf-8"
-        )
+        wheel = build_wheel(folder)
+        (folder / "requirements.txt").write_text(otter_requirements(wheel.name), encoding="utf-8")
         nb = json.loads(path.read_text(encoding="utf-8"))
-        master = json.dumps(otter_notebook(nb, chapter_of(path)), indent=1, ensure_ascii=False) + "\n"
-        (folder / path.name).write_text(master)
+        master, config = otter_notebook(nb, chapter_of(path), wheel=wheel.name)
+        (folder / path.name).write_text(json.dumps(master, indent=1, ensure_ascii=False) + "\n")
         run_script("otter", ["assign", path.name, "dist"], folder)
-        zips += sorted((folder / "dist" / "autograder").glob("*.zip"))
+        student = json.loads((folder / "dist" / "student" / path.name).read_text(encoding="utf-8"))
+        plugin = plugin_config(student, config, isolation=isolation)
+        for autograder in sorted((folder / "dist" / "autograder").glob("*.zip")):
+            _rewrite_zip(autograder, plugin)
+            zips.append(autograder)
+        beside = folder / "dist" / "autograder" / "otter_config.json"  # the copy otter leaves beside the zip
+        if beside.is_file():
+            config_beside = json.loads(beside.read_text(encoding="utf-8"))
+            config_beside["plugins"] = [{PLUGIN: plugin}]
+            beside.write_text(json.dumps(config_beside, indent=2), encoding="utf-8")
     return zips

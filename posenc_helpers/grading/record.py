@@ -2,39 +2,35 @@
 
 A verdict computed in the student's kernel can be forged by the student's code
 (a patched check, a patched ``numpy``, an IPython hook that skips the test
-cell). So the hidden test after each exercise (``tools/course/nbgrader.py``) only calls
-:func:`record`, which displays the values the visible check is given as one
-output of the test cell, with the MIME type :data:`MIME`. The grade comes later
-and outside the kernel (:mod:`posenc_helpers.checks._verdict`): a fresh ``python
--I`` process decodes those values and runs the package's own check on them.
+cell). So the hidden test before each visible check (``tools/course/nbgrader.py``)
+only calls :func:`record`, which displays the values the visible check is given as
+one output of the test cell, with the MIME type
+:data:`~posenc_helpers.grading.values.RECORD_MIME`. The grade comes later and
+outside the kernel and its sandbox (:mod:`posenc_helpers.grading.verdict`).
+
+Only the answer's values count: the data the exercise gives are taken from the
+grader's own run of the released notebook (:mod:`posenc_helpers.grading.reference`),
+whatever the record says they were. An answer that is a function is run here, in
+the kernel, by the exercise's own check (:class:`~posenc_helpers.grading.values.CallLog`
+keeps each call and its result), so that any function the student can call is an
+answer; the verdict replays those calls.
 
 A record also carries a report of the kernel (:func:`kernel_report`): what the
 package, ``numpy`` and the builtins hold, and which IPython hooks are installed.
 A kernel that was tampered with can forge this report too; it is one signal among
-several, not the guarantee (the guarantee is that points come only from the
-values, checked outside).
-
-Values travel as JSON: numbers, strings, lists, tuples, dicts, numpy arrays of
-numeric or boolean dtype (as bytes), and functions as their source. Nothing is
-pickled, so decoding a record runs no code from it.
+several, not the guarantee.
 """
 
 from __future__ import annotations
 
-import base64
 import builtins
-import inspect
-import math
 import sys
-import textwrap
 import types
 from typing import Any
 
-__all__ = ["MIME", "record", "encode", "kernel_report", "describe_namespace", "PROTECTED_MODULES"]
+from .values import RECORD_MIME, CallLog, TooLarge, encode, is_function_answer
 
-MIME = "application/vnd.posenc.record+json"
-MAX_BYTES = 32 * 2**20  # a record larger than this is refused (an answer is a few kilobytes)
-MAX_DEPTH = 16
+__all__ = ["record", "kernel_report", "describe_namespace", "notebook_defined", "PROTECTED_MODULES"]
 
 #: the modules whose namespaces the kernel report describes (besides builtins)
 PROTECTED_MODULES = (
@@ -42,139 +38,9 @@ PROTECTED_MODULES = (
     "posenc_helpers",
     "posenc_helpers.checks",
     "posenc_helpers.checks._core",
-    "posenc_helpers.checks._grading",
-    "posenc_helpers.checks._record",
+    "posenc_helpers.grading.record",
+    "posenc_helpers.grading.values",
 )
-
-
-class _TooLarge(ValueError):
-    pass
-
-
-def _function(value: types.FunctionType, depth: int, budget: list[int]) -> dict[str, Any]:
-    """A function answer as its source and the data and helper functions it reads."""
-    code = value.__code__
-    name = value.__name__
-    try:
-        source = textwrap.dedent(inspect.getsource(value))
-    except (OSError, TypeError):
-        source = ""
-    if name == "<lambda>":  # its source is the line it sits in: keep the lambda alone
-        name, source = "_lambda_answer", _lambda_source(source, code)
-    names = set(code.co_names)
-    for const in code.co_consts:  # names read by nested functions and comprehensions
-        if isinstance(const, types.CodeType):
-            names.update(const.co_names)
-    context: dict[str, Any] = {}
-    modules: dict[str, str] = {}
-    for read in sorted(names):
-        if read not in value.__globals__:
-            continue
-        item = value.__globals__[read]
-        if isinstance(item, types.ModuleType):
-            modules[read] = item.__name__
-        elif isinstance(item, (types.FunctionType, types.BuiltinFunctionType, type)) and str(
-            getattr(item, "__module__", "") or ""
-        ).split(".")[0] in ("posenc_helpers", "numpy", "math", "builtins"):
-            modules[read] = f"{item.__module__}:{item.__qualname__}"
-        elif item is not value:
-            context[read] = encode(item, depth + 1, budget)
-    return {"__function__": {"name": name, "source": source, "context": context, "modules": modules}}
-
-
-def _lambda_source(source: str, code: types.CodeType) -> str:
-    """``_lambda_answer = lambda ...`` for the one lambda of ``source`` with ``code``'s parameters."""
-    import ast
-
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        try:
-            tree = ast.parse("(" + source.strip().rstrip(",;") + ")")
-        except SyntaxError:
-            return ""
-    wanted = list(code.co_varnames[: code.co_argcount])
-    found = [
-        node for node in ast.walk(tree) if isinstance(node, ast.Lambda) and [a.arg for a in node.args.args] == wanted
-    ]
-    return f"_lambda_answer = {ast.unparse(found[0])}\n" if len(found) == 1 else ""
-
-
-_NOT_EXACT = object()  # what _encode_exact_scalar returns for anything else
-
-
-def _encode_exact_scalar(value: Any, budget: list[int]) -> Any:
-    """None, a bool, a str, Ellipsis, or a number of exactly the type int, float or complex, encoded;
-    :data:`_NOT_EXACT` for anything else (subclasses included)."""
-    if value is None or type(value) is bool or type(value) is str:
-        if type(value) is str:
-            budget[0] -= len(value)
-        return value
-    if value is Ellipsis:
-        return {"__ellipsis__": True}
-    if type(value) is int:
-        return value if abs(value) < 2**53 else {"__int__": str(value)}
-    if type(value) is float:
-        return value if math.isfinite(value) else {"__float__": repr(value)}
-    if type(value) is complex:
-        return {"__complex__": [encode(value.real), encode(value.imag)]}
-    return _NOT_EXACT
-
-
-def _encode_array(value: Any, budget: list[int]) -> dict[str, Any]:
-    """A numpy array or scalar of booleans or numbers, as base64 of its bytes, dtype and shape."""
-    import numpy as np
-
-    array = np.asarray(value)
-    if array.dtype.kind not in "biufc" or array.dtype.byteorder not in "=|<>":
-        return {"__unsupported__": f"array of {array.dtype}"}
-    array = np.array(array, order="C", copy=True)  # ascontiguousarray would make a 0-d array 1-d
-    budget[0] -= array.nbytes
-    if budget[0] < 0:
-        raise _TooLarge
-    return {
-        "__ndarray__": base64.b64encode(array.tobytes()).decode("ascii"),
-        "dtype": array.dtype.str,
-        "shape": list(array.shape),
-        "scalar": isinstance(value, np.generic),
-    }
-
-
-def encode(value: Any, depth: int = 0, budget: list[int] | None = None) -> Any:
-    """``value`` as JSON-ready data (see the module docstring); what it cannot encode becomes
-    ``{"__unsupported__": type name}``, which no check accepts."""
-    import numpy as np
-
-    budget = budget if budget is not None else [MAX_BYTES]
-    if depth > MAX_DEPTH:
-        return {"__unsupported__": "nested too deeply"}
-    exact = _encode_exact_scalar(value, budget)
-    if exact is not _NOT_EXACT:
-        return exact
-    if isinstance(value, (np.ndarray, np.generic)):
-        return _encode_array(value, budget)
-    # Subclasses are recorded as the plain type: whatever their methods claim (an __eq__
-    # that is always true, say), the grader sees only the data.
-    if isinstance(value, (list, tuple)):
-        budget[0] -= 8 * len(value)
-        if budget[0] < 0:
-            raise _TooLarge
-        items = [encode(item, depth + 1, budget) for item in list.__iter__(list(value))]
-        return {"__list__": items} if isinstance(value, list) else {"__tuple__": items}
-    if isinstance(value, dict):
-        pairs = list(dict.items(value))
-        return {"__dict__": [[encode(k, depth + 1, budget), encode(v, depth + 1, budget)] for k, v in pairs]}
-    if type(value) is types.FunctionType:
-        return _function(value, depth, budget)
-    if isinstance(value, (int, float, complex, str)):
-        plain: type = next(kind for kind in (int, float, complex, str) if isinstance(value, kind))
-        return encode(plain(value), depth + 1, budget)
-    if hasattr(type(value), "__array__"):  # other array libraries (a JAX array): their values
-        try:
-            return encode(np.asarray(value), depth + 1, budget)
-        except Exception:  # noqa: BLE001 - recorded as unsupported below
-            pass
-    return {"__unsupported__": type(value).__name__}
 
 
 # --------------------------------------------------------------------------- the kernel's state
@@ -299,6 +165,26 @@ def kernel_report() -> dict[str, Any]:
     return {"hooks": _hooks(), "namespaces": namespaces}
 
 
+def _run_check(check_name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    """For an answer that is a function: run the exercise's check here with each function
+    logged (:class:`~posenc_helpers.grading.values.CallLog`); the arguments to record."""
+    logged_args = [CallLog(a) if is_function_answer(a) else a for a in args]
+    logged_kwargs = {k: CallLog(v) if is_function_answer(v) else v for k, v in kwargs.items()}
+    if not any(isinstance(v, CallLog) for v in [*logged_args, *logged_kwargs.values()]):
+        return list(args), dict(kwargs)
+    from posenc_helpers import checks
+
+    check = getattr(checks, check_name, None)
+    if callable(check):
+        try:
+            check(*logged_args, **logged_kwargs)
+        except KeyboardInterrupt:
+            raise
+        except BaseException:  # noqa: BLE001 - the verdict runs the check again, on the log
+            pass
+    return logged_args, logged_kwargs
+
+
 def record(spec: dict[str, Any], *args: Any, **kwargs: Any) -> None:
     """Display the values the visible check of exercise ``spec["label"]`` is given, for grading.
 
@@ -308,13 +194,15 @@ def record(spec: dict[str, Any], *args: Any, **kwargs: Any) -> None:
     from IPython.display import display
 
     label = str(spec.get("label", "")) if isinstance(spec, dict) else ""
+    check = str(spec.get("check", "")) if isinstance(spec, dict) else ""
     try:
+        logged_args, logged_kwargs = _run_check(check, args, kwargs)
         payload: dict[str, Any] = {
             "label": label,
-            "args": [encode(value) for value in args],
-            "kwargs": {str(key): encode(value) for key, value in kwargs.items()},
+            "args": [encode(value) for value in logged_args],
+            "kwargs": {str(key): encode(value) for key, value in logged_kwargs.items()},
         }
-    except _TooLarge:
+    except TooLarge:
         payload = {"label": label, "too_large": True}
     payload["kernel"] = kernel_report()
-    display({MIME: payload, "text/plain": f"(answer to {label} recorded for grading)"}, raw=True)
+    display({RECORD_MIME: payload, "text/plain": f"(answer to {label} recorded for grading)"}, raw=True)

@@ -1,0 +1,31 @@
+"""Grading the book's exercises when the student's code is hostile.
+
+The course (``make course``, ``make otter``) grades each submission in four steps,
+one module each:
+
+=============================================  =============================================
+module                                         what it does
+=============================================  =============================================
+:mod:`posenc_helpers.grading.sandbox`          runs a command in a bubblewrap sandbox, with
+                                               limits; nothing of the grader is in reach
+:mod:`posenc_helpers.grading.execute`          runs a notebook's cells in a kernel inside the
+                                               sandbox and reads back only their outputs
+:mod:`posenc_helpers.grading.record`           what the hidden tests run in the kernel: they
+                                               record the answers, never judge them
+:mod:`posenc_helpers.grading.reference`        the grader's own run of the release: the data
+                                               each exercise gives, and cell timings
+:mod:`posenc_helpers.grading.verdict`          the grade, outside the sandbox, in a fresh
+                                               ``python -I -S``, on the recorded answers
+:mod:`posenc_helpers.grading.scan`             reading the student's cells: helpers that do
+                                               the work, code that reaches into the kernel
+:mod:`posenc_helpers.grading.values`           answers as JSON (never pickles), functions as
+                                               the calls the check made to them
+:mod:`posenc_helpers.grading.nbgrader`         the nbgrader preprocessors that do the above
+:mod:`posenc_helpers.grading.otter`            the otter-grader plugin that does the above
+=============================================  =============================================
+
+Importing this package imports none of them; nbgrader and otter are imported only by
+their own modules.
+"""
+
+__all__: list[str] = []

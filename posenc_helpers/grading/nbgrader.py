@@ -1,0 +1,212 @@
+"""nbgrader preprocessors that run each submission in a sandbox and grade it from outside.
+
+``make course`` writes them into the course's ``nbgrader_config.py``, in place of
+nbgrader's own ``Execute`` in ``Autograde.autograde_preprocessors``:
+
+* :class:`BeforeExecution` reads the released notebook, fetches (or makes) the
+  grader's run of the release (:mod:`posenc_helpers.grading.reference`) and takes a
+  fingerprint of the grading environment, before any student code runs;
+* :class:`SandboxedExecute` runs the submission in a bubblewrap sandbox
+  (:mod:`posenc_helpers.grading.execute`), each cell with its own time limit, and
+  keeps only the outputs that come back. It refuses to run without a sandbox unless
+  told (``unsafe``, or ``POSENC_GRADING_UNSAFE=1``, which ``make grade UNSAFE=1`` sets);
+* :class:`GradeFromRecords` grades each autograded test cell with
+  :func:`posenc_helpers.grading.verdict.grade` and rewrites the cell's outputs so
+  that nbgrader's own scoring (an error output earns nothing, no error every point)
+  gives exactly the verdict: the student's outputs stay, the record goes, and a cell
+  that did not earn its points ends with one error line that says why (the check's
+  message, or "Tampering suspected: ...").
+
+Importing this module imports nbgrader; the rest of the package does not need it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from nbgrader.preprocessors import NbGraderPreprocessor  # type: ignore[import-untyped]
+from traitlets import Float, Unicode
+
+from . import sandbox
+from .execute import execute_notebook
+from .reference import STUDENT_CELL_TIMEOUT, cell_timeouts, load_or_run, wall_limit
+from .values import RECORD_MIME
+from .verdict import TAMPERING, grade, source_digest
+
+__all__ = ["BeforeExecution", "SandboxedExecute", "GradeFromRecords", "UNSAFE_VARIABLE", "TAMPERING_LINE"]
+
+_KEY = "posenc_grading"
+#: The environment variable that lets the course grade without a sandbox (``make grade UNSAFE=1``).
+UNSAFE_VARIABLE = "POSENC_GRADING_UNSAFE"
+#: The word the feedback shows, in one place for the tests and the guide.
+TAMPERING_LINE = TAMPERING
+
+
+def _cells(path: Path) -> list[dict[str, Any]]:
+    return list(json.loads(path.read_text(encoding="utf-8"))["cells"])
+
+
+def _source(cell: Any) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def _grade_id(cell: Any) -> str | None:
+    return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+
+
+def released_with_tests(release: list[dict[str, Any]], source: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The release as nbgrader grades it: every locked cell with its source version (the test
+    cells with their hidden tests), the answer cells as handed out."""
+    locked = {_grade_id(cell): cell for cell in source if cell.get("metadata", {}).get("nbgrader", {}).get("locked")}
+    out = []
+    for cell in release:
+        match = locked.get(_grade_id(cell)) if _grade_id(cell) else None
+        out.append({**cell, "source": _source(match)} if match is not None else dict(cell))
+    return out
+
+
+class BeforeExecution(NbGraderPreprocessor):
+    """Before the submission runs: the released cells, the reference run and a fingerprint of
+    the grading environment, kept aside."""
+
+    course_root = Unicode("", help="the course folder (default: the working directory)").tag(config=True)
+
+    def preprocess(self, nb: Any, resources: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        root = Path(self.course_root or os.getcwd())
+        info = resources.get("nbgrader", {})
+        assignment, name = str(info.get("assignment")), f"{info.get('notebook')}.ipynb"
+        release, source = root / "release" / assignment / name, root / "source" / assignment / name
+        for path in (release, source):
+            if not path.is_file():
+                raise FileNotFoundError(f"no released notebook to grade against: {path}")
+        cells = released_with_tests(_cells(release), _cells(source))
+        isolation = _isolation()
+        reference = load_or_run(
+            root / ".grading" / assignment / f"{info.get('notebook')}.json",
+            cells,
+            lab_store=root / ".grading" / "lab-runs",
+            isolation=isolation,
+        )
+        resources[_KEY] = {
+            "released": [_source(cell) for cell in cells],
+            "reference": reference,
+            "environment": sandbox.environment_digest(),
+            "lab_store": root / ".grading" / "lab-runs",
+            "isolation": isolation,
+        }
+        return nb, resources
+
+
+def _isolation() -> str:
+    """ "bwrap", or "none" when the person grading set POSENC_GRADING_UNSAFE=1 (a sandbox that
+    is missing is refused by SandboxedExecute, with what to do)."""
+    if os.environ.get(UNSAFE_VARIABLE, "") not in ("", "0"):
+        return "none"
+    if (reason := sandbox.available()) is not None:
+        raise sandbox.SandboxUnavailable(
+            f"{reason}. The course grades every submission in a sandbox; to grade without one on "
+            f"a machine you trust (the students' code can then reach the grader and every other "
+            f"submission), set {UNSAFE_VARIABLE}=1 (make grade UNSAFE=1)."
+        )
+    return "bwrap"
+
+
+class SandboxedExecute(NbGraderPreprocessor):
+    """Runs the submission in the sandbox, each cell with its limit; only outputs come back."""
+
+    memory_gib = Float(6.0, help="address space of each process of the sandbox, in GiB").tag(config=True)
+    student_cell_timeout = Float(
+        STUDENT_CELL_TIMEOUT, help="seconds for a cell the student wrote (released cells: from the reference run)"
+    ).tag(config=True)
+
+    def preprocess(self, nb: Any, resources: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        before = resources.get(_KEY)
+        if not before:
+            raise RuntimeError("SandboxedExecute needs BeforeExecution before it in autograde_preprocessors")
+        reference = before["reference"]
+        released = {source_digest(source) for source in before["released"]}
+        limits = sandbox.Limits(wall_seconds=wall_limit(reference), memory_bytes=int(self.memory_gib * 2**30))
+        info = resources.get("nbgrader", {})
+        folder = Path(resources.get("metadata", {}).get("path", "") or ".")
+        executed = execute_notebook(
+            nb.cells,
+            timeouts=cell_timeouts(nb.cells, released, reference, student=self.student_cell_timeout),
+            folder=folder,
+            notebook_name=f"{info.get('notebook')}.ipynb",
+            limits=limits,
+            lab_store=before["lab_store"],
+            isolation=before["isolation"],
+        )
+        from nbformat import from_dict
+
+        for cell, done in zip(nb.cells, executed.cells, strict=True):
+            if cell.cell_type == "code":
+                cell.outputs = [from_dict(output) for output in done["outputs"]]
+                cell.execution_count = done["execution_count"]
+                if executed.problem is not None and not cell.outputs:
+                    note = {"output_type": "stream", "name": "stderr", "text": f"[grader] {executed.problem}\n"}
+                    cell.outputs = [from_dict(note)]
+        if executed.problem is not None:
+            self.log.warning("%s: %s", info.get("student"), executed.problem)
+        before["seconds"] = executed.run.seconds
+        return nb, resources
+
+
+def _error(line: str) -> dict[str, Any]:
+    ename, _, evalue = line.partition(": ")
+    return {"output_type": "error", "ename": ename.split(" (")[0], "evalue": evalue, "traceback": [line]}
+
+
+class GradeFromRecords(NbGraderPreprocessor):
+    """After the submission ran: the verdict on each exercise, written where nbgrader scores it."""
+
+    def preprocess(self, nb: Any, resources: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        before = resources.get(_KEY)
+        if not before:
+            raise RuntimeError("GradeFromRecords needs BeforeExecution and SandboxedExecute before it")
+        changed = sandbox.environment_digest() != before["environment"]
+        if changed:
+            self.log.error("the grading environment changed while %s ran", resources.get("nbgrader", {}))
+        verdicts = grade(
+            nb.cells, before["released"], reference=before["reference"].records, environment_changed=changed
+        )
+        for cell in nb.cells:
+            if cell.cell_type != "code":
+                continue
+            label = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+            if label not in verdicts:  # records are for the grader, wherever they are
+                cell.outputs = [o for o in cell.outputs if RECORD_MIME not in o.get("data", {})]
+                continue
+            cell.outputs = [_as_node(o) for o in _graded_outputs(cell.outputs, verdicts[label], self.log, resources)]
+        return nb, resources
+
+
+def _graded_outputs(outputs: list[Any], verdict: Any, log: Any, resources: dict[str, Any]) -> list[Any]:
+    kept = []
+    for output in outputs:
+        if RECORD_MIME in output.get("data", {}):
+            continue
+        if verdict.earned and (
+            output.output_type == "error" or (output.output_type == "stream" and output.name == "stderr")
+        ):
+            continue
+        if output.output_type == "execute_result":  # nbgrader would read it as a partial score
+            output = {"output_type": "display_data", "data": output.data, "metadata": output.metadata}
+        kept.append(output)
+    if not verdict.earned:
+        if verdict.tampering:
+            kept.append(_error(verdict.line))
+            log.warning("%s: %s", resources.get("nbgrader", {}).get("student"), verdict.line)
+        elif not any(o.get("output_type") == "error" for o in kept):
+            kept.append(_error(f"NoPoints: {verdict.line}"))
+    return kept
+
+
+def _as_node(output: Any) -> Any:
+    from nbformat import from_dict
+
+    return from_dict(dict(output))

@@ -1,0 +1,553 @@
+"""Running a student's code where it can change nothing else: bubblewrap, with limits.
+
+The autograder runs each submission's kernel (and everything it starts) through
+:func:`run`, which wraps the command in `bubblewrap <https://github.com/containers/bubblewrap>`_
+(``bwrap``, Debian's package ``bubblewrap``), the sandbox Flatpak uses:
+
+* a root of its own (a fresh tmpfs) in which only the runtime is visible, read-only:
+  ``/usr`` and a few files of ``/etc``, the Python installation, the grading
+  environment (the virtual environment) and the ``posenc_helpers`` package. The
+  course folder, the gradebook, other submissions, the repository (with its model
+  answers) and every home directory are absent;
+* private ``/tmp`` (a tmpfs of at most :attr:`Limits.tmp_bytes`), ``/proc`` and
+  ``/dev``; new PID, network (loopback only), IPC and UTS namespaces, so the
+  sandbox sees no other process and reaches no network;
+* an empty environment but for the variables :func:`run` is given;
+* as root, the command runs as a user of its own (``setpriv``: uid
+  :data:`UID_BASE` + a slot, no capabilities, ``no_new_privs``), so that the
+  process limit counts only its processes; otherwise as the caller, in a user
+  namespace;
+* resource limits (``setrlimit``): address space per process, CPU seconds,
+  largest file, processes, open files; a wall-clock limit after which the whole
+  sandbox is killed; stdout and stderr kept only up to a tail;
+* ``--die-with-parent`` and a PID namespace: when the command ends (or is killed),
+  every process it started dies with it, double-forked daemons included.
+
+The command returns its result over a pipe of its own (``--result-fd``), read up
+to :attr:`Limits.result_bytes`; what the command prints cannot reach it.
+
+Where bubblewrap cannot make namespaces (a container such as Gradescope's, which
+grades one submission), ``isolation="user"`` runs the command as a user of its own
+without them; ``isolation="none"`` runs it with the limits and the result pipe but no
+isolation at all, only when the person grading asks for it (``make grade UNSAFE=1``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = [
+    "Limits",
+    "SandboxRun",
+    "SandboxUnavailable",
+    "UID_BASE",
+    "available",
+    "environment_digest",
+    "run",
+    "runtime_paths",
+    "sandbox_command",
+]
+
+#: The first uid a sandbox runs as when the grader is root (slot 0); slot k runs as
+#: ``UID_BASE + k``. Debian leaves 65000-65533 unassigned; ``POSENC_SANDBOX_UID_BASE``
+#: picks another range on a machine that uses it.
+UID_BASE = int(os.environ.get("POSENC_SANDBOX_UID_BASE", "65000"))
+SLOTS = 64  # sandboxes that may run at once on one machine
+_GiB = 2**30
+_MiB = 2**20
+
+#: Files of /etc a Python process needs (the loader's cache, user and host names, time zone, fonts).
+_ETC = (
+    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "nsswitch.conf", "passwd", "group", "hosts", "host.conf",
+    "localtime", "fonts", "mime.types", "alternatives",
+)  # fmt: skip
+
+
+class SandboxUnavailable(RuntimeError):
+    """Bubblewrap is missing or cannot create a sandbox on this machine."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one sandboxed run may use. Every field is a ceiling; the defaults suit one chapter.
+
+    Attributes
+    ----------
+    wall_seconds : float
+        Wall-clock time of the whole run; then every process of the sandbox is killed.
+    cpu_seconds : int
+        CPU time of each process (``RLIMIT_CPU``).
+    memory_bytes : int
+        Address space of each process (``RLIMIT_AS``). Chapter 11's kernel, which
+        trains with JAX, is the largest.
+    file_bytes : int
+        The largest file a process may write (``RLIMIT_FSIZE``).
+    tmp_bytes : int
+        Size of the private ``/tmp`` (and of each other tmpfs): memory, not disk.
+    processes : int
+        Processes and threads of the sandbox's user (``RLIMIT_NPROC``), when the grader
+        is root and the sandbox runs as a user of its own.
+    open_files : int
+        Open file descriptors per process (``RLIMIT_NOFILE``).
+    result_bytes : int
+        What is read from the result pipe; more is discarded and the result marked truncated.
+    log_bytes : int
+        The tail of stdout and stderr that is kept.
+    """
+
+    wall_seconds: float = 900.0
+    cpu_seconds: int = 1800
+    memory_bytes: int = 6 * _GiB
+    file_bytes: int = 256 * _MiB
+    tmp_bytes: int = 1 * _GiB
+    processes: int = 256
+    open_files: int = 1024
+    result_bytes: int = 192 * _MiB
+    log_bytes: int = 64 * 1024
+
+    def __post_init__(self) -> None:
+        for name in ("wall_seconds", "cpu_seconds", "memory_bytes", "file_bytes", "tmp_bytes", "processes"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+                raise ValueError(f"Limits.{name} must be a positive number; got {value!r}")
+
+
+@dataclass
+class SandboxRun:
+    """What a sandboxed command did: how it ended, its result and the tail of its log."""
+
+    returncode: int | None
+    timed_out: bool
+    seconds: float
+    result: bytes
+    result_truncated: bool
+    log: str
+    isolation: str
+    command: list[str] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- what the sandbox sees
+
+
+def runtime_paths() -> list[Path]:
+    """The folders the grading runtime needs, read-only: the Python installation, the
+    environment (``sys.prefix``) and its site-packages wherever they are, and the
+    ``posenc_helpers`` package itself (an editable install points outside the environment;
+    only the package is shown, not the repository around it, whose notebooks hold the
+    model answers). Other entries of ``sys.path`` (a test runner's, ``PYTHONPATH``'s) are
+    not shown."""
+    import sysconfig
+
+    import posenc_helpers
+
+    paths = [Path(sys.base_prefix), Path(sys.prefix), Path(posenc_helpers.__file__).resolve().parent]
+    paths += [Path(sysconfig.get_paths()[key]) for key in ("stdlib", "platstdlib", "purelib", "platlib")]
+    kept: list[Path] = []
+    for path in sorted({p.resolve() for p in paths if p.is_dir()}, key=lambda p: len(p.parts)):
+        if not any(path == parent or parent in path.parents for parent in kept):
+            kept.append(path)
+    return kept
+
+
+def environment_digest(paths: Sequence[Path] | None = None) -> str:
+    """A fingerprint of every file under the grading runtime (:func:`runtime_paths`): each
+    file's path, size, mode and modification time (about 0.2 s for 26 000 files). A file
+    added (a ``.pth``), removed or rewritten changes it; the sandbox shows these folders
+    read-only, so between two submissions it never should."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for root in paths if paths is not None else runtime_paths():
+        for folder, dirs, files in os.walk(root):
+            dirs.sort()
+            for name in sorted(files):
+                path = os.path.join(folder, name)
+                with contextlib.suppress(OSError):
+                    info = os.lstat(path)
+                    digest.update(f"{path}\0{info.st_size}\0{info.st_mode}\0{info.st_mtime_ns}\0".encode())
+    return digest.hexdigest()
+
+
+def _system_binds() -> list[str]:
+    """``/usr`` and the merged-``/usr`` links (or folders) beside it, and the files of /etc in :data:`_ETC`."""
+    args = ["--ro-bind", "/usr", "/usr"]
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        path = Path("/") / name
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), str(path)]
+        elif path.is_dir():
+            args += ["--ro-bind", str(path), str(path)]
+    for name in _ETC:
+        args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    return args
+
+
+def _bwrap() -> str | None:
+    return shutil.which("bwrap") or next((p for p in ("/usr/bin/bwrap",) if Path(p).exists()), None)
+
+
+_PROBE: dict[str, str | None] = {}
+
+
+def available() -> str | None:
+    """None when bubblewrap can make a sandbox here; otherwise why not (one sentence)."""
+    if "answer" in _PROBE:
+        return _PROBE["answer"]
+    bwrap = _bwrap()
+    if bwrap is None:
+        answer: str | None = "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
+    else:
+        probe = subprocess.run(
+            [bwrap, *_namespaces(), *_system_binds(), "--proc", "/proc", "--dev", "/dev", "--", "/usr/bin/true"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        answer = None if probe.returncode == 0 else f"bwrap cannot make a sandbox here: {probe.stderr.strip()[-300:]}"
+    _PROBE["answer"] = answer
+    return answer
+
+
+def _namespaces() -> list[str]:
+    # As root, no user namespace: the command drops to a uid of its own with setpriv, which
+    # only works where that uid exists (the initial user namespace). Otherwise bwrap needs one.
+    unshare = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    return unshare if os.geteuid() == 0 else ["--unshare-user", *unshare]
+
+
+@contextlib.contextmanager
+def _slot() -> Iterator[int]:
+    """A sandbox slot no other grading process on this machine holds (a lock file per slot)."""
+    folder = Path(tempfile.gettempdir()) / "posenc-sandbox-slots"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    for index in range(SLOTS):
+        handle = (folder / f"{index}.lock").open("a")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            continue
+        try:
+            yield index
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+            handle.close()
+        return
+    raise SandboxUnavailable(f"all {SLOTS} sandbox slots of this machine are in use")
+
+
+def sandbox_command(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    readonly: Sequence[Path | tuple[Path, str]] = (),
+    writable: Sequence[tuple[Path, str]] = (),
+    tmpfs: Sequence[str] = (),
+    cwd: str = "/tmp",
+    uid: int | None = None,
+    limits: Limits = Limits(),
+) -> list[str]:
+    """The ``bwrap`` command line that runs ``argv`` sandboxed (see the module docstring).
+
+    ``readonly`` are host folders or files shown read-only (at the same path, or at the
+    path paired with them); ``writable`` host paths shown writable (only for trusted runs
+    that fill a store); ``tmpfs`` further private folders; ``uid`` the user to run as
+    (root only).
+    """
+    bwrap = _bwrap()
+    if bwrap is None:
+        raise SandboxUnavailable("bubblewrap (bwrap) is not installed: apt-get install bubblewrap")
+    args = [bwrap, *_namespaces(), "--die-with-parent", "--new-session", "--clearenv"]
+    made: set[str] = {"/", "/usr", "/proc", "/dev", "/tmp", *tmpfs}
+
+    def folders_above(target: str) -> list[str]:
+        """bwrap makes missing parent folders readable by root alone: make them 0755 first."""
+        out: list[str] = []
+        for parent in reversed(Path(target).parents):
+            if str(parent) not in made:
+                made.add(str(parent))
+                out += ["--perms", "0755", "--dir", str(parent)]
+        return out
+
+    args += ["--perms", "0755", "--dir", "/etc"] + _system_binds()
+    made.add("/etc")
+    for path in runtime_paths():
+        args += folders_above(str(path)) + ["--ro-bind", str(path), str(path)]
+    size = str(int(limits.tmp_bytes))
+    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
+    for folder in tmpfs:  # before the binds, which may show files inside them
+        args += folders_above(folder) + ["--perms", "1777", "--size", size, "--tmpfs", folder]
+    for item in readonly:
+        source, target = (item, str(item)) if isinstance(item, Path) else (item[0], item[1])
+        args += folders_above(target) + ["--ro-bind", str(source), target]
+    for source, target in writable:
+        args += folders_above(target) + ["--bind", str(source), target]
+    for key, value in env.items():
+        args += ["--setenv", key, value]
+    args += ["--chdir", cwd, "--"]
+    if uid is not None:
+        args += _setpriv(uid)
+    return args + list(argv)
+
+
+# --------------------------------------------------------------------------- running it
+
+
+def _set_limits(limits: Limits, processes: bool) -> None:
+    """In the child, before exec: the resource limits (inherited by everything it starts)."""
+    pairs = [
+        (resource.RLIMIT_AS, limits.memory_bytes),
+        (resource.RLIMIT_CPU, limits.cpu_seconds),
+        (resource.RLIMIT_FSIZE, limits.file_bytes),
+        (resource.RLIMIT_NOFILE, limits.open_files),
+        (resource.RLIMIT_CORE, 0),
+    ]
+    if processes:
+        pairs.append((resource.RLIMIT_NPROC, limits.processes))
+    for kind, value in pairs:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(kind, (int(value), int(value)))
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+
+
+class _Drain(threading.Thread):
+    """Read a pipe to its end, keeping at most ``limit`` bytes (the head, or the tail)."""
+
+    def __init__(self, fd: int, limit: int, *, tail: bool) -> None:
+        super().__init__(daemon=True)
+        self.fd, self.limit, self.tail = fd, limit, tail
+        self.chunks: list[bytes] = []
+        self.kept = 0
+        self.truncated = False
+
+    def run(self) -> None:
+        with contextlib.suppress(OSError):
+            while chunk := os.read(self.fd, 1 << 16):
+                if self.tail:
+                    self.chunks.append(chunk)
+                    self.kept += len(chunk)
+                    while self.kept - len(self.chunks[0]) >= self.limit:
+                        self.kept -= len(self.chunks.pop(0))
+                        self.truncated = True
+                elif self.kept < self.limit:
+                    piece = chunk[: self.limit - self.kept]
+                    self.chunks.append(piece)
+                    self.kept += len(piece)
+                    self.truncated |= len(piece) < len(chunk)
+                else:
+                    self.truncated = True
+
+    def data(self) -> bytes:
+        data = b"".join(self.chunks)
+        return data[-self.limit :] if self.tail else data
+
+
+#: How a command can be kept from the grader (see :func:`run`).
+ISOLATIONS = ("bwrap", "user", "none")
+
+
+def best_isolation() -> str:
+    """The strongest isolation this machine offers: "bwrap", else "user" (root with setpriv), else "none"."""
+    if available() is None:
+        return "bwrap"
+    if os.geteuid() == 0 and Path("/usr/bin/setpriv").exists():
+        return "user"
+    return "none"
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    stdin: bytes = b"",
+    env: Mapping[str, str] | None = None,
+    readonly: Sequence[Path | tuple[Path, str]] = (),
+    writable: Sequence[tuple[Path, str]] = (),
+    tmpfs: Sequence[str] = (),
+    cwd: str = "/tmp",
+    limits: Limits = Limits(),
+    isolation: str = "bwrap",
+    owner_of: Sequence[Path] = (),
+) -> SandboxRun:
+    """Run ``argv`` kept from the grader and return how it ended, its result and its log.
+
+    ``isolation`` is "bwrap" (the sandbox of the module docstring), "user" (no
+    namespaces: the command runs as a user of its own, as root alone can arrange, so
+    that Unix permissions keep it from root's files; for a container that grades one
+    submission and cannot make namespaces, such as Gradescope's) or "none" (the same
+    limits and result pipe, no isolation: only when the person grading asks for it).
+    ``argv`` receives the result pipe's descriptor as ``--result-fd N`` (appended), and
+    ``stdin`` on its standard input. ``owner_of`` are host folders that the command's
+    user must own while it runs (as root); they are given back to root afterwards, with
+    everything written in them. ``readonly``, ``writable``, ``tmpfs`` and ``cwd`` are
+    for "bwrap" alone.
+
+    Raises
+    ------
+    SandboxUnavailable
+        If the isolation asked for cannot be had here.
+    """
+    if isolation not in ISOLATIONS:
+        raise ValueError(f"isolation must be one of {', '.join(ISOLATIONS)}; got {isolation!r}")
+    if isolation == "bwrap" and (reason := available()) is not None:
+        raise SandboxUnavailable(reason)
+    if isolation == "user" and (os.geteuid() != 0 or not Path("/usr/bin/setpriv").exists()):
+        raise SandboxUnavailable("isolation 'user' needs root and /usr/bin/setpriv (util-linux)")
+    env = dict(env or {})
+    with contextlib.ExitStack() as stack:
+        uid = None
+        if isolation == "user" or (isolation == "bwrap" and os.geteuid() == 0):
+            uid = UID_BASE + stack.enter_context(_slot())
+            for folder in owner_of:
+                _chown_tree(folder, uid)
+                stack.callback(_chown_tree, folder, 0)
+        read_end, write_end = os.pipe()
+        command = [*argv, "--result-fd", str(write_end)]
+        if isolation == "bwrap":
+            command = sandbox_command(
+                command, env=env, readonly=readonly, writable=writable, tmpfs=tmpfs, cwd=cwd, uid=uid, limits=limits
+            )
+        elif isolation == "user":
+            command = [*_setpriv(uid), *command]
+        return _run_process(command, stdin, env, read_end, write_end, limits, isolation=isolation, uid=uid)
+    raise AssertionError("unreachable")  # pragma: no cover - the with block returns
+
+
+def _setpriv(uid: int | None) -> list[str]:
+    """Become ``uid`` with no capability and no way to gain one (util-linux's setpriv)."""
+    return [
+        "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+        "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--",
+    ]  # fmt: skip
+
+
+def _chown_tree(folder: Path, uid: int) -> None:
+    if not folder.exists():
+        return
+    os.chown(folder, uid, uid)
+    for root, dirs, files in os.walk(folder):
+        for name in [*dirs, *files]:
+            with contextlib.suppress(FileNotFoundError):
+                os.chown(os.path.join(root, name), uid, uid, follow_symlinks=False)
+
+
+def _run_process(
+    command: list[str],
+    stdin: bytes,
+    env: Mapping[str, str],
+    read_end: int,
+    write_end: int,
+    limits: Limits,
+    *,
+    isolation: str,
+    uid: int | None,
+) -> SandboxRun:
+    start = time.monotonic()
+    log_read, log_write = os.pipe()
+    try:
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=log_write,
+            stderr=log_write,
+            pass_fds=(write_end,),
+            env=dict(env) if isolation != "bwrap" else {"PATH": "/usr/bin:/bin"},
+            start_new_session=True,
+            preexec_fn=lambda: _set_limits(limits, processes=uid is not None),
+        )
+    finally:
+        os.close(write_end)
+        os.close(log_write)
+    result, log = _Drain(read_end, limits.result_bytes, tail=False), _Drain(log_read, limits.log_bytes, tail=True)
+    result.start()
+    log.start()
+    feeder = threading.Thread(target=_feed, args=(process, stdin), daemon=True)
+    feeder.start()
+    timed_out = False
+    try:
+        process.wait(timeout=limits.wall_seconds)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    finally:
+        _kill(process, uid if isolation == "user" else None)
+        # Every process of a sandbox dies with it; unsandboxed, a process that kept the pipes
+        # open must not hold up the grader, so their readers get a moment, then the pipes close.
+        for reader in (result, log):
+            reader.join(timeout=5.0)
+        for fd in (read_end, log_read):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+    return SandboxRun(
+        returncode=process.returncode,
+        timed_out=timed_out,
+        seconds=time.monotonic() - start,
+        result=result.data(),
+        result_truncated=result.truncated,
+        log=log.data().decode("utf-8", "replace"),
+        isolation=isolation,
+        command=command,
+    )
+
+
+def _feed(process: subprocess.Popen[bytes], data: bytes) -> None:
+    assert process.stdin is not None
+    with contextlib.suppress(OSError):
+        process.stdin.write(data)
+    with contextlib.suppress(OSError):
+        process.stdin.close()
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (read from /proc), for runs without a PID namespace."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                children.setdefault(parent, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _processes_of(uid: int) -> list[int]:
+    """Every process whose real uid is ``uid`` (read from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                line = next(x for x in (entry / "status").read_text().splitlines() if x.startswith("Uid:"))
+                if int(line.split()[1]) == uid:
+                    found.append(int(entry.name))
+    return found
+
+
+def _kill(process: subprocess.Popen[bytes], uid: int | None) -> None:
+    """Kill the command's whole process group (bwrap takes the sandbox with it), every process
+    it started that is still below it (a kernel runs in a session of its own), and every process
+    of the user it ran as (daemons included); then reap it."""
+    victims = _descendants(process.pid) if process.poll() is None else []
+    for _ in range(3 if uid is not None else 1):  # a process of the user may fork while it is killed
+        for pid in victims + (_processes_of(uid) if uid is not None else []):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        process.kill()
+    process.wait()
