@@ -32,12 +32,30 @@ at least :data:`SINGLE_PRECISION_RTOL` and, where the check allows an absolute
 error at all, an absolute tolerance of that much times the largest magnitude
 it expects. Narrower formats (float16, bfloat16) get the float32 tolerance and,
 when they fail, a hint to compute in float32 or float64.
+
+Answers a student may type
+--------------------------
+An exercise whose answer is one real number states the precision it asks for
+in its question ("to two decimal places"), and its check compares with
+:func:`compare_number` at that :class:`Precision`: an answer within one unit
+of the last decimal asked for passes, so a rounded and a truncated answer
+both do; an answer typed with fewer decimals than asked for and right to the
+digits it has (rounded or truncated) is told "close: give more digits"; any
+other wrong answer gets one message whichever side of the answer it lies on,
+naming no number and no direction (a "too long" or "too short", or a "close"
+for anything within some distance of the answer, would let a student bisect
+their way to full marks: the edges of a band give away its middle). A
+named-mistake hint is given only when the answer matches that mistake at the
+same precision. An answer that is one whole number (a position) is compared
+exactly, and its messages name no direction either.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
@@ -55,8 +73,12 @@ __all__ = [
     "precision_hint",
     "as_answer_array",
     "as_whole_number",
+    "as_real_number",
     "call_student_function",
     "compare_arrays",
+    "Precision",
+    "compare_number",
+    "typed_decimals",
 ]
 
 #: Relative tolerance for answers held in float32 (or narrower): a few hundred times
@@ -195,7 +217,7 @@ def graded_shortcuts(check: str, history: Sequence[str]) -> list[str]:
         raise TypeError("history must be a sequence of cell sources (str)")
     if check not in GRADED_SHORTCUTS:
         return []
-    from ._grading import answer_cell, names_used  # _grading imports this module
+    from ..grading.scan import answer_cell, names_used
 
     answers, forbid = GRADED_SHORTCUTS[check]
     return sorted(names_used(answer_cell(list(history), answers)) & set(forbid))
@@ -339,6 +361,24 @@ def as_whole_number(answer: Any, name: str, what: str = "number") -> int:
     return int(round(value))
 
 
+def as_real_number(answer: Any, name: str, what: str = "number") -> float:
+    """Convert an answer that should be one real number, or fail saying why it is not one.
+
+    Numbers of any precision and arrays holding one are accepted; booleans,
+    strings, other shapes and non-finite values fail. ``what`` names the
+    number in messages, e.g. ``"wavelength in tokens"``.
+    """
+    if isinstance(answer, bool | np.bool_):
+        raise CheckFailed(f"{name} should be a number (a {what}), not a boolean.")
+    array = as_answer_array(answer, name)
+    if array.size != 1:
+        raise CheckFailed(f"{name} should be a single number (a {what}); yours has shape {array.shape}.")
+    value = float(array.ravel()[0])
+    if not np.isfinite(value):
+        raise CheckFailed(f"{name} is not a finite number (NaN or inf).")
+    return value
+
+
 def call_student_function(function: Callable[..., Any], *args: Any, call: str) -> Any:
     """Call a function the student wrote; if it raises, fail with a message naming the call.
 
@@ -432,3 +472,148 @@ def compare_arrays(
         f"{name} {verb} not yet {description}: {count} of {close.size} entries differ. "
         f"The first is {where(first)}, where yours is {array[first]:.6g}.{low_precision}"
     )
+
+
+# --------------------------------------------------------------------------- one real number
+_NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+
+
+@dataclass(frozen=True)
+class Precision:
+    """The precision an exercise asks a real-number answer to: a number of decimal places.
+
+    An answer passes when it lies within one unit of the last decimal asked for
+    (``tolerance``), so the right value rounded or truncated to that many places
+    passes. The exercise's question states it in the same words (``words``).
+
+    Examples
+    --------
+    >>> Precision(2).words, Precision(2).tolerance
+    ('two decimal places', 0.01)
+    """
+
+    decimals: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.decimals, int) or isinstance(self.decimals, bool) or not 1 <= self.decimals <= 9:
+            raise ValueError(f"decimals must be an integer from 1 to 9, got {self.decimals!r}")
+
+    @property
+    def tolerance(self) -> float:
+        """One unit of the last decimal asked for."""
+        return 10.0**-self.decimals
+
+    @property
+    def words(self) -> str:
+        """The precision as the question says it, e.g. ``"two decimal places"``."""
+        places = "place" if self.decimals == 1 else "places"
+        return f"{_NUMBER_WORDS[self.decimals]} decimal {places}"
+
+
+def compare_number(
+    answer: Any,
+    expected: float,
+    *,
+    name: str,
+    description: str,
+    precision: Precision,
+    what: str = "number",
+    known_mistakes: Sequence[tuple[float, str]] = (),
+    advice: str = "",
+) -> None:
+    """Raise :class:`CheckFailed` unless ``answer`` is ``expected`` at the precision the question asks for.
+
+    Parameters
+    ----------
+    answer : float or array_like
+        The student's answer: one number (an array holding one is accepted).
+    expected : float
+        The exact value (never shown in messages).
+    name : str
+        How the answer is called in messages, e.g. ``"your wavelength"``.
+    description : str
+        What the answer should be, after "is not yet", e.g. ``"the wavelength of dimension 3"``.
+    precision : Precision
+        The precision the exercise's question states. Answers within one unit of
+        its last decimal pass (a float32 answer within the book's float32
+        tolerance too, if that is larger).
+    what : str, optional
+        What kind of number the answer is, for messages about its type.
+    known_mistakes : sequence of (float, str), optional
+        Values that common mistakes give, each with a hint. The hint is given
+        when the answer matches the mistake at the same precision, and never for
+        a mistake that is itself within that precision of ``expected``.
+    advice : str, optional
+        A sentence added to the message for any other wrong answer: what to
+        compute, in words (it must not depend on where the answer lies).
+
+    Raises
+    ------
+    CheckFailed
+        If the answer is not one finite number, or not ``expected`` at the
+        precision: with a hint for a named mistake; "close: give more digits"
+        for an answer typed with fewer decimals than asked for that is
+        ``expected`` rounded or truncated to those decimals
+        (:func:`typed_decimals`); otherwise one message whichever side the
+        answer lies on, naming no number.
+
+    Examples
+    --------
+    >>> import math
+    >>> compare_number(3.14, math.pi, name="your angle", description="half a turn in radians",
+    ...                precision=Precision(2))
+    >>> compare_number(3.1, math.pi, name="your angle", description="half a turn in radians",
+    ...                precision=Precision(2))
+    Traceback (most recent call last):
+        ...
+    posenc_helpers.checks.CheckFailed: your angle is close: it is right to the digits it has; give more digits (the
+    question asks for two decimal places).
+    """
+    value = as_real_number(answer, name, what)
+    atol, rtol = tolerances(answer, atol=precision.tolerance, rtol=0.0, scale=abs(expected))
+    atol *= 1.0 + 1e-9  # an answer typed at exactly one unit of the last decimal away still passes
+
+    def matches(a: float, b: float) -> bool:
+        return abs(a - b) <= atol + rtol * abs(b)
+
+    if matches(value, expected):
+        return
+    for mistake, hint in known_mistakes:
+        if np.isfinite(mistake) and not matches(mistake, expected) and matches(value, mistake):
+            raise CheckFailed(f"{name} is not yet {description}. Hint: {hint}")
+    low_precision = precision_hint(answer)
+    if _right_to_its_digits(answer, value, expected, precision):
+        raise CheckFailed(
+            f"{name} is close: it is right to the digits it has; give more digits (the question asks for "
+            f"{precision.words}).{low_precision}"
+        )
+    raise CheckFailed(f"{name} is not yet {description}.{' ' + advice if advice else ''}{low_precision}")
+
+
+def typed_decimals(answer: Any) -> int:
+    """How many decimals a number was typed with: those of the shortest decimal that is it.
+
+    Examples
+    --------
+    >>> typed_decimals(1386.5), typed_decimals(1387.0), typed_decimals(np.float32(1386.53))
+    (1, 0, 2)
+    """
+    item = np.asarray(answer).ravel()[0]
+    if item.dtype.kind not in "fiu" or not np.isfinite(item):
+        return 0
+    if item.dtype.kind in "iu":
+        return 0
+    text = np.format_float_positional(item, unique=True, trim="-")
+    return len(text.split(".")[1]) if "." in text else 0
+
+
+def _right_to_its_digits(answer: Any, value: float, expected: float, precision: Precision) -> bool:
+    """Whether ``value`` has fewer decimals than asked for and is ``expected`` rounded or
+    truncated to the decimals it has."""
+    digits = typed_decimals(answer)
+    if digits >= precision.decimals:
+        return False
+    unit = 10.0**-digits
+    rounded = round(expected / unit) * unit
+    truncated = math.trunc(expected / unit) * unit
+    return any(abs(value - target) <= 1e-9 * max(1.0, abs(target)) for target in (rounded, truncated))

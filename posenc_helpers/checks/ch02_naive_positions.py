@@ -173,9 +173,7 @@ def _check_function(function: Callable[..., Any], table: np.ndarray, factor: flo
         call_student_function(function, table, factor, call=call), f"the result of {call}", "position"
     )
     if position != expected:
-        raise CheckFailed(
-            f"{call} returns {position}, which is {_verdict(position, expected, factor)}{_hints(position, mistakes)}"
-        )
+        raise CheckFailed(f"{call} returns {position}, which is {_not_first(factor)}{_hints(position, mistakes)}")
     for other, other_factor in _hidden_tables():
         other_expected, other_mistakes = _dominant(other, other_factor)
         rows, width = other.shape
@@ -196,14 +194,12 @@ def _check_function(function: Callable[..., Any], table: np.ndarray, factor: flo
     )
 
 
-def _verdict(position: int, expected: int, factor: float) -> str:
-    if position < expected:
-        verdict = (
-            f"too early: at that position the index vector is still shorter than {factor:g} times a typical embedding."
-        )
-    else:
-        verdict = f"too late: an earlier position already reaches {factor:g} times a typical embedding."
-    return verdict
+def _not_first(factor: float) -> str:
+    """What a wrong position is not, the same words whichever side of the answer it lies on."""
+    return (
+        f"not the first position whose index vector is at least {factor:g} times as long as a typical "
+        "embedding (the median row norm)."
+    )
 
 
 def check_first_dominant_position(answer: Any, embeddings: np.ndarray, factor: float) -> CheckResult:
@@ -224,6 +220,9 @@ def check_first_dominant_position(answer: Any, embeddings: np.ndarray, factor: f
     Named mistakes: forgetting that the index fills every feature, the width
     in place of its square root, the mean instead of the median, rounding
     down, and the width of section 2.1 in place of that of ``embeddings``.
+    Any other wrong position gets one message, which does not say whether
+    the answer comes before or after the right one (that would let a guess
+    be narrowed down by halves).
 
     Parameters
     ----------
@@ -244,7 +243,8 @@ def check_first_dominant_position(answer: Any, embeddings: np.ndarray, factor: f
     ------
     CheckFailed
         If the position is wrong, or not a whole number, or the function
-        fails or gives a wrong position for one of the tables.
+        fails or gives a wrong position for one of the tables; never the
+        expected position or a direction.
     TypeError, ValueError
         If ``embeddings`` is not a finite 2-D array or ``factor`` is not a
         positive number.
@@ -264,8 +264,8 @@ def check_first_dominant_position(answer: Any, embeddings: np.ndarray, factor: f
     >>> check_first_dominant_position(0, x, factor=10)
     Traceback (most recent call last):
         ...
-    posenc_helpers.checks.CheckFailed: position 0 is too early: at that position the index vector is
-    still shorter than 10 times a typical embedding.
+    posenc_helpers.checks.CheckFailed: position 0 is not the first position whose index vector is at least 10
+    times as long as a typical embedding (the median row norm).
     """
     table = _embedding_table(embeddings)
     factor = require_positive_real(factor, "factor")
@@ -295,4 +295,4 @@ def check_first_dominant_position(answer: Any, embeddings: np.ndarray, factor: f
         return passed(
             f"from position {position} on, the raw index is at least {factor:g} times as long as a typical embedding."
         )
-    raise CheckFailed(f"position {position} is {_verdict(position, expected, factor)}{_hints(position, mistakes)}")
+    raise CheckFailed(f"position {position} is {_not_first(factor)}{_hints(position, mistakes)}")

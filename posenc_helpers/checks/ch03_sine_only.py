@@ -12,10 +12,11 @@ from ..metrics import linear_shift_fit
 from ._core import (
     CheckFailed,
     CheckResult,
+    Precision,
     as_answer_array,
     as_whole_number,
     call_student_function,
-    compare_arrays,
+    compare_number,
     is_placeholder,
     not_attempted,
     passed,
@@ -27,6 +28,11 @@ _SEARCH_LIMIT = 1_000_000  # positions searched for the first near-repeat
 
 # (omega, tolerance) pairs on which a function answer for the first near-repeat is also tried.
 _HIDDEN_REPEATS = ((1.0, 0.05), (0.5, 0.02), (0.25, 0.02))
+
+#: The precisions exercises 3.1 (the period, in tokens) and 3.2 (the relative residual) state
+#: in their questions, and what the checks accept.
+PERIOD_PRECISION = Precision(2)
+RESIDUAL_PRECISION = Precision(4)
 
 
 def _turn_gap(positions: np.ndarray, omega: float) -> np.ndarray:
@@ -51,18 +57,18 @@ def _period(omega: float) -> float:
     return 2.0 * np.pi / omega
 
 
-def _period_mistakes(omega: float) -> list[tuple[np.ndarray, str]]:
+def _period_mistakes(omega: float) -> list[tuple[float, str]]:
     return [
-        (np.array(1.0 / omega), "this is 1/ω: the angle ω t is in radians, and a full turn is 2π radians, not 1."),
+        (1.0 / omega, "this is 1/ω: the angle ω t is in radians, and a full turn is 2π radians, not 1."),
         (
-            np.array(np.pi / omega),
+            np.pi / omega,
             "this is half a turn (π radians), where sin mirrors its values; the wave repeats only after a full turn.",
         ),
         (
-            np.array(2.0 * np.pi * omega),
+            2.0 * np.pi * omega,
             "this is 2π·ω; the period is the angle of a turn divided by the angle gained per token.",
         ),
-        (np.array(360.0 / omega), "this counts a turn as 360; numpy's sin works in radians."),
+        (360.0 / omega, "this counts a turn as 360; numpy's sin works in radians."),
     ]
 
 
@@ -87,7 +93,7 @@ def _check_repeat_position(answer: int, omega: float, tolerance: float) -> None:
     if answer != _first_repeat(omega, tolerance):
         raise CheckFailed(
             f"t = {answer} is a near-repeat (its angle is within {tolerance:g} rad of a whole turn), but not the "
-            "first one: a smaller position also qualifies. Scan all positions from 1 upward."
+            "first one. Test every position from t = 1 on, in order, and stop at the first near-repeat."
         )
 
 
@@ -124,13 +130,17 @@ def check_period_and_first_repeat(
 ) -> CheckResult:
     """Check the period of ``sin(omega t)`` and its first near-repeat among integer positions.
 
-    The period is counted in tokens. The first near-repeat is the first
-    integer position ``t >= 1`` whose angle lies within ``tolerance`` radians
-    of a whole number of turns (chapter 03). Named mistakes for the period:
-    forgetting that a turn is ``2 pi`` radians, half a turn, multiplying by
-    the frequency, a turn of 360; for the position: a position that is not a
-    near-repeat (such as the rounded period) and a near-repeat that is not the
-    first.
+    The period is counted in tokens, to two decimal places, as the exercise
+    asks: any period within 0.01 tokens of the exact one passes (rounded or
+    truncated to two decimals), and one near it but not that near is told to
+    give more digits. The first near-repeat is the first integer position
+    ``t >= 1`` whose angle lies within ``tolerance`` radians of a whole number
+    of turns (chapter 03), compared exactly. Named mistakes for the period,
+    recognised at the same precision: forgetting that a turn is ``2 pi``
+    radians, half a turn, multiplying by the frequency, a turn of 360; for the
+    position: a position that is not a near-repeat (such as the rounded
+    period) and a near-repeat that is not the first. No message says on which
+    side of the answer a wrong period or position lies.
 
     The graded form of ``first_repeat`` is a function ``first_repeat(omega,
     tolerance)`` returning the position: the check calls it on the exercise's
@@ -158,7 +168,8 @@ def check_period_and_first_repeat(
     Raises
     ------
     CheckFailed
-        If the period or the position is wrong; the message says how.
+        If the period or the position is wrong; the message says how, never
+        the expected value or a direction.
     TypeError, ValueError
         If ``omega`` or ``tolerance`` is not allowed.
 
@@ -171,7 +182,8 @@ def check_period_and_first_repeat(
     --------
     >>> check_period_and_first_repeat(None, None, omega=1.0, tolerance=0.05)
     Not attempted yet.
-    Replace the placeholder with your period (in tokens) and, below it, first_repeat, then run the cell again.
+    Replace the placeholder with your period (in tokens, to two decimal places) and, below it, first_repeat, then
+    run the cell again.
     >>> check_period_and_first_repeat(1.0, None, omega=1.0, tolerance=0.05)
     Traceback (most recent call last):
         ...
@@ -183,20 +195,16 @@ def check_period_and_first_repeat(
     if tolerance >= np.pi:
         raise ValueError(f"tolerance must be below pi (half a turn), got {tolerance!r}")
     if is_placeholder(period):
-        return not_attempted("your period (in tokens) and, below it, first_repeat")
+        return not_attempted(f"your period (in tokens, to {PERIOD_PRECISION.words}) and, below it, first_repeat")
     expected_period = _period(omega)
-    period_array = as_answer_array(period, "period")
-    if period_array.size != 1:
-        raise CheckFailed(f"period should be a single number of tokens; yours has shape {period_array.shape}.")
-    compare_arrays(
-        period_array.reshape(()),
-        np.array(expected_period),
+    compare_number(
+        period,
+        expected_period,
         name="period",
         description="the number of tokens after which ω t has grown by one full turn",
-        atol=1e-9,
-        rtol=1e-6,
+        precision=PERIOD_PRECISION,
+        what="number of tokens",
         known_mistakes=_period_mistakes(omega),
-        given=period,
     )
     if is_placeholder(first_repeat):
         return not_attempted("first_repeat: the first position t >= 1 whose angle is within tolerance of a whole turn")
@@ -214,7 +222,7 @@ def check_period_and_first_repeat(
     )
 
 
-def _residuals(values: np.ndarray, offset: int) -> tuple[float, list[tuple[np.ndarray, str]], np.ndarray]:
+def _residuals(values: np.ndarray, offset: int) -> tuple[float, list[tuple[float, str]], np.ndarray]:
     """The expected relative residual, the scalar answers of named mistakes, and lstsq's own per-column residuals."""
     _, expected = linear_shift_fit(values, offset)
     source, target = values[:-offset], values[offset:]
@@ -230,31 +238,31 @@ def _residuals(values: np.ndarray, offset: int) -> tuple[float, list[tuple[np.nd
     )
     mistakes = [
         (
-            np.array(absolute),
+            absolute,
             "this is the absolute residual |E_source M^T - E_target|; divide it by the "
             "norm of the target rows |E_target| to make it relative.",
         ),
         (
-            np.array(expected**2),
+            expected**2,
             "this looks squared; take the norm (square root of the sum of squares), not the sum of squares.",
         ),
-        (np.array(absolute**2), "this is a sum of squared residuals, as lstsq reports it. " + lstsq_hint),
+        (absolute**2, "this is a sum of squared residuals, as lstsq reports it. " + lstsq_hint),
         (
-            np.array(absolute**2 / target_norm if target_norm else 0.0),
+            absolute**2 / target_norm if target_norm else 0.0,
             "you divided lstsq's squared residuals by the target norm. " + lstsq_hint,
         ),
         (
-            np.array(float(np.sqrt(per_column).sum()) / target_norm if target_norm else 0.0),
+            float(np.sqrt(per_column).sum()) / target_norm if target_norm else 0.0,
             "you added up the residual norms of the columns one by one; the Frobenius norm is the square "
             "root of the total of the squares. " + lstsq_hint,
         ),
         (
-            np.array(backwards),
+            backwards,
             "this fits the other direction (PE(t + φ) to PE(t)); the source rows are "
             "E[:-offset] and the targets E[offset:].",
         ),
         (
-            np.array(unfitted),
+            unfitted,
             "this compares PE(t + φ) with PE(t) directly (M = identity); first find the "
             "best M with np.linalg.lstsq, then measure what it misses.",
         ),
@@ -267,11 +275,15 @@ def check_shift_residual(answer: Any, table: Any, offset: int) -> CheckResult:
 
     The answer is the relative residual of the exercise (chapter 03): how far
     the single best matrix stays from mapping every row of ``table`` to the
-    row ``offset`` later, relative to the size of those later rows. Named
-    mistakes: the absolute residual, a squared norm, the fit in the other
-    direction, no fit at all, and using the residuals that
-    ``np.linalg.lstsq`` returns itself as they come (one sum of squares per
-    column, their total, or their square roots added up).
+    row ``offset`` later, relative to the size of those later rows, to four
+    decimal places, as the exercise asks: any answer within 0.0001 of the exact
+    residual passes, and one near it but not that near is told to give more
+    digits. Named mistakes, recognised at the same precision: the absolute
+    residual, a squared norm, the fit in the other direction, no fit at all,
+    and using the residuals that ``np.linalg.lstsq`` returns itself as they
+    come (one sum of squares per column, their total, or their square roots
+    added up). Any other wrong value gets one message, whichever side of the
+    residual it lies on.
 
     Parameters
     ----------
@@ -290,7 +302,8 @@ def check_shift_residual(answer: Any, table: Any, offset: int) -> CheckResult:
     Raises
     ------
     CheckFailed
-        If the residual is wrong; the message names the likely mistake.
+        If the residual is wrong; the message names the likely mistake, or
+        says that the answer is close but lacks digits, never the residual.
     TypeError, ValueError
         If ``table`` or ``offset`` is not allowed.
 
@@ -305,7 +318,8 @@ def check_shift_residual(answer: Any, table: Any, offset: int) -> CheckResult:
     >>> table = sine_only_encoding(50, 3)
     >>> check_shift_residual(None, table, 2)
     Not attempted yet.
-    Replace the placeholder with your relative residual (one number), then run the cell again.
+    Replace the placeholder with your relative residual, to four decimal places (one number), then run the cell
+    again.
     >>> check_shift_residual(-0.5, table, 2)
     Traceback (most recent call last):
         ...
@@ -319,7 +333,7 @@ def check_shift_residual(answer: Any, table: Any, offset: int) -> CheckResult:
     if offset >= values.shape[0]:
         raise ValueError(f"offset must be smaller than the number of rows ({values.shape[0]}), got {offset}")
     if is_placeholder(answer):
-        return not_attempted("your relative residual (one number)")
+        return not_attempted(f"your relative residual, to {RESIDUAL_PRECISION.words} (one number)")
     array = as_answer_array(answer, "residual")
     expected, mistakes, per_column = _residuals(values, offset)
     if array.size != 1:
@@ -333,14 +347,13 @@ def check_shift_residual(answer: Any, table: Any, offset: int) -> CheckResult:
     value = float(array.ravel()[0])
     if np.isfinite(value) and value < 0:
         raise CheckFailed("residual should be a ratio of two norms, so it cannot be negative.")
-    compare_arrays(
-        np.array(value),
-        np.array(expected),
+    compare_number(
+        answer,
+        expected,
         name="residual",
         description=f"the relative residual of the best matrix mapping PE(t) to PE(t + {offset})",
-        atol=1e-12,
-        rtol=1e-6,
+        precision=RESIDUAL_PRECISION,
+        what="ratio of two norms",
         known_mistakes=mistakes,
-        given=answer,
     )
-    return passed(f"the best single matrix still misses PE(t + {offset}) by {100 * value:.3g}% of its size.")
+    return passed(f"the best single matrix still misses PE(t + {offset}) by {100 * expected:.3g}% of its size.")

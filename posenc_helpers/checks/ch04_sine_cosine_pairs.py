@@ -12,8 +12,10 @@ from ..sinusoidal import halves_order, sinusoidal_encoding
 from ._core import (
     CheckFailed,
     CheckResult,
+    Precision,
     as_answer_array,
     compare_arrays,
+    compare_number,
     is_placeholder,
     not_attempted,
     passed,
@@ -189,15 +191,22 @@ def _wavelength_mistakes(dimension: int, d_model: int, base: float) -> tuple[flo
     ]
 
 
+#: The precision exercise 4.2 states in its question, and what the check accepts.
+WAVELENGTH_PRECISION = Precision(2)
+
+
 def check_dimension_wavelength(answer: Any, dimension: int, d_model: int, *, base: float = 10000.0) -> CheckResult:
     """Check the wavelength, in tokens, of dimension ``dimension`` of the encoding.
 
     The answer is the number of tokens dimension ``dimension`` of the
-    sinusoidal encoding of chapter 04 takes to complete one cycle. Answers
-    within a relative ``1e-6`` pass (``1e-5`` for float32 answers). Named
-    mistakes: the dimension index in the exponent, the angular frequency
-    instead of the wavelength, a turn of 1 radian or of 360. Any other wrong
-    value is called too short or too long.
+    sinusoidal encoding of chapter 04 takes to complete one cycle, to two
+    decimal places, as the exercise asks: any answer within 0.01 tokens of the
+    exact wavelength passes, so the value rounded or truncated to two decimals
+    does. An answer near it but not that near is told to give more digits.
+    Named mistakes, recognised at the same precision: the dimension index in
+    the exponent, the angular frequency instead of the wavelength, a turn of 1
+    radian or of 360. Any other wrong value gets one message, which says what
+    to compute and not on which side the answer lies.
 
     Parameters
     ----------
@@ -219,8 +228,9 @@ def check_dimension_wavelength(answer: Any, dimension: int, d_model: int, *, bas
     Raises
     ------
     CheckFailed
-        If the wavelength is wrong; the message says whether it is too short
-        or too long and names a recognised mistake, never the expected value.
+        If the wavelength is wrong: the message names a recognised mistake,
+        or says that the answer is close but lacks digits, never the expected
+        value or whether the answer is too long or too short.
     TypeError, ValueError
         If ``dimension``, ``d_model`` or ``base`` is invalid.
 
@@ -232,12 +242,14 @@ def check_dimension_wavelength(answer: Any, dimension: int, d_model: int, *, bas
     --------
     >>> check_dimension_wavelength(None, 3, 4)
     Not attempted yet.
-    Replace the placeholder with the wavelength of dimension 3, in tokens (one number), then run the cell again.
+    Replace the placeholder with the wavelength of dimension 3 in tokens, to two decimal places (one number), then
+    run the cell again.
     >>> check_dimension_wavelength(1.0, 3, 4)
     Traceback (most recent call last):
         ...
-    posenc_helpers.checks.CheckFailed: your wavelength 1 is too short for dimension 3 of a width-4
-    encoding. Find the pair k that dimension belongs to, then its frequency omega_k.
+    posenc_helpers.checks.CheckFailed: your wavelength is not yet that of dimension 3 of a width-4 encoding (base
+    10000). The wavelength of a dimension is that of its pair k: the number of tokens the pair's angle omega_k t
+    takes to grow by one full turn.
     """
     d_model = require_even_width(d_model, "d_model")
     dimension = require_count(dimension, "dimension")
@@ -245,29 +257,24 @@ def check_dimension_wavelength(answer: Any, dimension: int, d_model: int, *, bas
         raise ValueError(f"dimension must be an integer in [0, d_model - 1] = [0, {d_model - 1}], got {dimension}")
     base = require_positive_real(base, "base")
     if is_placeholder(answer):
-        return not_attempted(f"the wavelength of dimension {dimension}, in tokens (one number)")
-    array = as_answer_array(answer, "your wavelength")
-    if array.size != 1:
-        raise CheckFailed(f"your wavelength should be a single number (tokens); yours has shape {array.shape}.")
-    value = float(array.reshape(()))
-    if not math.isfinite(value):
-        raise CheckFailed("your wavelength is not a finite number (NaN or inf).")
+        return not_attempted(
+            f"the wavelength of dimension {dimension} in tokens, to {WAVELENGTH_PRECISION.words} (one number)"
+        )
     expected, mistakes = _wavelength_mistakes(dimension, d_model, base)
-    _, rtol = tolerances(answer, atol=0.0, rtol=1e-6)
-
-    def close(a: float, b: float) -> bool:
-        return math.isclose(a, b, rel_tol=rtol, abs_tol=0.0)
-
-    if close(value, expected):
-        return passed(f"dimension {dimension} belongs to pair {dimension // 2}, whose wavelength this is.")
-    for mistake, hint in mistakes:
-        if not close(mistake, expected) and close(value, mistake):
-            raise CheckFailed(f"your wavelength is not yet that of dimension {dimension}. Hint: {hint}")
-    direction = "long" if value > expected else "short"
-    raise CheckFailed(
-        f"your wavelength {value:.6g} is too {direction} for dimension {dimension} of a width-{d_model} "
-        f"encoding. Find the pair k that dimension belongs to, then its frequency omega_k."
+    compare_number(
+        answer,
+        expected,
+        name="your wavelength",
+        description=f"that of dimension {dimension} of a width-{d_model} encoding (base {base:g})",
+        precision=WAVELENGTH_PRECISION,
+        what="wavelength in tokens",
+        known_mistakes=mistakes,
+        advice=(
+            "The wavelength of a dimension is that of its pair k: the number of tokens the pair's angle "
+            "omega_k t takes to grow by one full turn."
+        ),
     )
+    return passed(f"dimension {dimension} belongs to pair {dimension // 2}, whose wavelength this is.")
 
 
 def _concat_weights(weights: np.ndarray) -> tuple[np.ndarray, list[tuple[np.ndarray, str]]]:

@@ -25,6 +25,9 @@ __all__ = ["check_rescaled_frequencies", "check_first_interpolated_collision"]
 
 _SIGNIFICAND_BITS = {"float16": 11, "bfloat16": 8}
 
+# What to do about a wrong first collision, whichever side of the right one it lies on.
+_SCAN = " Round t/s and (t+1)/s for every t from 0 on, in order, and stop at the first t where they are equal."
+
 # Scales on which a function answer for the first collision is also tried (4 is a power of two,
 # where the interpolated positions collide exactly where the integers do).
 _HIDDEN_SCALES = (3.0, 4.0, 7.0)
@@ -249,8 +252,9 @@ def _collision_value(answer: Any, name: str) -> float:
     return value
 
 
-def _collision_failure(value: float, factor: float, dtype: str, *, name: str, direction: bool) -> str | None:
-    """Why ``value`` is not the first collision for ``factor`` (None if it is)."""
+def _collision_failure(value: float, factor: float, dtype: str, *, name: str) -> str | None:
+    """Why ``value`` is not the first collision for ``factor`` (None if it is), in words that do not say
+    whether it comes before or after the right one."""
     expected = _first_collision(factor, dtype)
     if value == expected:
         return None
@@ -259,31 +263,21 @@ def _collision_failure(value: float, factor: float, dtype: str, *, name: str, di
             return f"{name} is not yet the first collision. Hint: {hint}"
     if value != round(value) or value < 0:
         return f"{name} should be a whole number t >= 0; yours is {value:g}."
-    if not direction:
-        return f"{name} is not the first t at which t/s and (t+1)/s round to the same {dtype} number."
-    if value < expected:
-        return (
-            f"at t = {value:g}, t/s and (t+1)/s are still two different {dtype} numbers: the first "
-            f"collision comes later. Round t/s for a range of t and compare neighbours."
-        )
-    return (
-        f"t = {value:g} is too late: an earlier t already has t/s and (t+1)/s rounding to the same {dtype} "
-        f"number. Compare neighbours over the whole range from t = 0."
-    )
+    return f"{name} is not the first t at which t/s and (t+1)/s round to the same {dtype} number.{_SCAN}"
 
 
 def _check_collision_function(function: Any, factor: float, dtype: str) -> list[float]:
     """Run a function answer on the exercise's scale and the hidden ones; return the other scales."""
     call = f"your function with s = {factor:g}"
     result = _collision_value(call_student_function(function, factor, call=call), f"the result of {call}")
-    failure = _collision_failure(result, factor, dtype, name=f"the result of {call}, {result:g},", direction=True)
+    failure = _collision_failure(result, factor, dtype, name=f"the result of {call}, {result:g},")
     if failure:
         raise CheckFailed(failure)
     others = [s for s in _HIDDEN_SCALES if s != factor]
     for scale in others:
         call = f"your function with s = {scale:g}"
         other = _collision_value(call_student_function(function, scale, call=call), f"the result of {call}")
-        failure = _collision_failure(other, scale, dtype, name=f"the result of {call}, {other:g},", direction=False)
+        failure = _collision_failure(other, scale, dtype, name=f"the result of {call}, {other:g},")
         if failure:
             same = (
                 f" It returns the same t as for s = {factor:g}: does it use its argument s?" if other == result else ""
@@ -333,10 +327,10 @@ def check_first_interpolated_collision(answer: Any, *, factor: float, dtype: str
     Raises
     ------
     CheckFailed
-        If the position is wrong (for ``s = factor``, the message says whether
-        it is too early or too late, or names the mistake), if the function
-        fails or gives a wrong position for another scale; never the expected
-        position.
+        If the position is wrong (the message names a recognised mistake, and
+        never says whether the answer comes before or after the right one),
+        if the function fails or gives a wrong position for another scale;
+        never the expected position.
     TypeError, ValueError
         If ``factor`` or ``dtype`` is invalid.
 
@@ -377,7 +371,7 @@ def check_first_interpolated_collision(answer: Any, *, factor: float, dtype: str
         scales = ", ".join(f"{s:g}" for s in others)
         return passed(f"{summary}, and your function finds the first collision for s = {scales} too.")
     value = _collision_value(answer, "your position")
-    failure = _collision_failure(value, factor, dtype, name="your position", direction=True)
+    failure = _collision_failure(value, factor, dtype, name="your position")
     if failure:
         raise CheckFailed(failure)
     return passed(f"{summary}.")

@@ -2,21 +2,35 @@
 
 Both checks hand the reader's function to the book's conformance kit
 (:func:`posenc_helpers.conformance.diagnose`) and pass when it conforms. A
-function that does not conform fails with the kit's own diagnosis: the named
-mistake, where it shows (probe, position, pair or head) and the section of the
-book that explains it. The kit's numbers are those of its probes, never the
-function the exercise asks for.
+function that does not conform fails with the kit's diagnosis, told as an
+exercise must tell it: the named mistake, where it shows (probe, position,
+pair or head) and the section of the book that explains it, but none of the
+numbers the kit compares with (the frequencies, slopes, factors or feature
+partners the spec implies), and no advice to print the kit's full report,
+which shows them.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .._validation import require_choice, require_even_width, require_positive_real
-from ..conformance import BUGS, Evidence, Report, diagnose
+from ..conformance import BUGS, Evidence, Report, diagnose, explained_in
 from ._core import CheckFailed, CheckResult, is_placeholder, not_attempted, passed
 
 __all__ = ["check_conforming_alibi", "check_conforming_rope"]
+
+
+# Where the book explains what the kit cannot name: the sections of these bugs hold the formula.
+_FORMULA_SECTION = {"rope": "rotation-direction", "alibi": "alibi-slopes-non-power-of-two"}
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?"
+# Parts of the kit's notes that state what the spec implies: cut from what an exercise shows.
+_SPEC_CLAUSES = (
+    re.compile(r",?\s*\bexpected\b.*$"),  # "..., expected feature 4 (half layout)"
+    re.compile(rf",?\s+where\s+(?:the spec\b|{_NUMBER}\s+(?:is|are)\s+meant\b).*$"),  # "... where 8 is meant"
+)
+_RATIO = re.compile(rf"\b{_NUMBER} times the meant one")  # the spec's value, given the answer's own
 
 
 def _verdict(report: Report, what: str) -> None:
@@ -39,20 +53,43 @@ def _verdict(report: Report, what: str) -> None:
             "and it sees a further difference it cannot name."
         )
     else:
-        lines.append("The kit sees a difference no named mistake explains; compare your code with the formula.")
+        lines.append("The kit sees a difference no named mistake explains.")
     lines.extend(f"Where: {_where(item)}." for item in report.evidence[:2])
-    lines.append("print(diagnose(...)) shows the whole report, with the section of the book that explains it.")
+    lines.extend(f"The book explains {name!r} in {explained_in(name)}." for name in report.bugs)
+    if report.unrecognised or not report.bugs:
+        what_to_compare = "your slopes with the rule" if report.kind == "alibi" else "your code with the formula"
+        lines.append(f"Compare {what_to_compare} of {explained_in(_FORMULA_SECTION[report.kind])}.")
     raise CheckFailed(" ".join(lines))
 
 
 def _where(item: Evidence) -> str:
-    """The probe, what was seen and where; not the numbers the spec implies."""
+    """The probe, what was seen and where (position, pair, head); none of the numbers the spec implies.
+
+    The kit's notes may state what the spec means ("expected feature 4", "where 8 is
+    meant", "0.5 times the meant one"); those clauses are cut, and a note that still
+    shows the evidence's expected number is left out.
+    """
+    note = item.note
+    for clause in _SPEC_CLAUSES:
+        note = clause.sub("", note)
+    note = _RATIO.sub("the meant one times one constant factor", note)
+    if item.expected is not None and _shows(note, item.expected):
+        note = "the numbers differ from what the spec means"
     place = ", ".join(
         f"{name} {value}"
         for name, value in (("position", item.position), ("pair", item.pair), ("head", item.head))
         if value is not None
     )
-    return f"{item.probe}: {item.note}" + (f" ({place})" if place else "")
+    return f"{item.probe}: {note}" + (f" ({place})" if place else "")
+
+
+def _shows(text: str, number: float) -> bool:
+    """Whether ``text`` holds ``number`` written to two or more significant digits."""
+    for found in re.findall(_NUMBER, text):
+        digits = len(re.sub(r"e.*$|[-+.]", "", found).lstrip("0"))
+        if digits >= 2 and f"{float(found):.{digits}g}" == f"{number:.{digits}g}":
+            return True
+    return False
 
 
 def _require_function(fn: Any, signature: str) -> None:
@@ -73,7 +110,9 @@ def check_conforming_rope(
     The check runs :func:`~posenc_helpers.conformance.diagnose` on the function
     (``kind="rope"``) and passes when it conforms on every probe; otherwise it
     names the mistake the kit finds (the layout, the base, positions ignored or
-    counted from 1, low-precision angles, ...) and where it shows.
+    counted from 1, low-precision angles, ...), where it shows (probe,
+    position, pair) and the section of the book that explains it, without any
+    number the spec implies.
 
     Parameters
     ----------
@@ -100,7 +139,8 @@ def check_conforming_rope(
     ------
     CheckFailed
         If ``fn`` is not a function, raises on the kit's probes, returns the
-        wrong shape, or does not conform (with the kit's diagnosis).
+        wrong shape, or does not conform (with the kit's diagnosis, never an
+        expected number).
     TypeError, ValueError
         If ``head_dim``, ``base``, ``layout`` or ``rotary_dim`` is not valid.
 
@@ -113,8 +153,9 @@ def check_conforming_rope(
     Traceback (most recent call last):
         ...
     posenc_helpers.checks.CheckFailed: your function does not conform yet. The kit sees a difference no named mistake
-    explains; compare your code with the formula. Where: unit vectors at every probe position: no feature is rotated at
-    any position. print(diagnose(...)) shows the whole report, with the section of the book that explains it.
+    explains. Where: unit vectors at every probe position: no feature is rotated at any position. Compare your code
+    with the formula of chapter 7, "The rotation and the relative score"
+    (notebooks/07_rope.html#rope-rotation-relative-score).
     """
     head_dim = require_even_width(head_dim, "head_dim")
     base = require_positive_real(base, "base")
@@ -149,7 +190,10 @@ def check_conforming_alibi(fn: Any) -> CheckResult:
     one). The check runs :func:`~posenc_helpers.conformance.diagnose` on the
     function (``kind="alibi"``, causal, head counts 4, 8, 6 and 12) and passes
     when it conforms; otherwise it names the mistake the kit finds (slopes for a
-    head count that is not a power of two, heads counted from 0, the sign).
+    head count that is not a power of two, heads counted from 0, the sign),
+    where it shows (probe and head) and the section of the book that explains
+    it, without any slope; a difference the kit cannot name is sent to chapter
+    8's section on the slopes.
 
     Parameters
     ----------
@@ -167,7 +211,8 @@ def check_conforming_alibi(fn: Any) -> CheckResult:
     ------
     CheckFailed
         If ``fn`` is not a function, raises on the kit's probes, returns the
-        wrong shape, or does not conform (with the kit's diagnosis).
+        wrong shape, or does not conform (with the kit's diagnosis, never a
+        slope).
 
     Examples
     --------

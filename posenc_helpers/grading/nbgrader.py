@@ -186,16 +186,20 @@ class GradeFromRecords(NbGraderPreprocessor):
 
 
 def _graded_outputs(outputs: list[Any], verdict: Any, log: Any, resources: dict[str, Any]) -> list[Any]:
+    """A test cell's outputs as nbgrader scores them and the feedback shows them: the record
+    gone, an error shown as its one line (IPython's traceback would quote the hidden tests),
+    and, without the points, one error line that says why."""
     kept = []
     for output in outputs:
+        kind = output.get("output_type")
         if RECORD_MIME in output.get("data", {}):
             continue
-        if verdict.earned and (
-            output.output_type == "error" or (output.output_type == "stream" and output.name == "stderr")
-        ):
+        if verdict.earned and (kind == "error" or (kind == "stream" and output.get("name") == "stderr")):
             continue
-        if output.output_type == "execute_result":  # nbgrader would read it as a partial score
-            output = {"output_type": "display_data", "data": output.data, "metadata": output.metadata}
+        if kind == "error":
+            output = {**output, "traceback": [f"{output.get('ename', '')}: {output.get('evalue', '')}"]}
+        elif kind == "execute_result":  # nbgrader would read it as a partial score
+            output = {"output_type": "display_data", "data": output.get("data"), "metadata": output.get("metadata")}
         kept.append(output)
     if not verdict.earned:
         if verdict.tampering:

@@ -187,8 +187,11 @@ class StudentError(Exception):
     """An exception the student's function raised in the kernel (its type and message, as text)."""
 
 
-class ReplayMismatch(Exception):
-    """The verdict's check called a recorded function in a way the kernel's check did not."""
+class ReplayMismatch(BaseException):
+    """The verdict's check called a recorded function in a way the kernel's check did not.
+
+    A ``BaseException``, so that a check that reports what a student's function raises
+    (``except Exception``) lets it through to the verdict."""
 
 
 class Replay:

@@ -213,6 +213,41 @@ def test_period_check_wrong_positions():
         check_period_and_first_repeat("six", 44, omega=1.0, tolerance=0.05)
 
 
+def test_period_typed_to_two_decimals():
+    # 2 pi / 10000**(-1/5) = 2 pi * 6.30957... = 39.6442...
+    assert check_period_and_first_repeat(39.64, 79, omega=OMEGA_1, tolerance=0.05)
+    assert check_period_and_first_repeat(39.65, 79, omega=OMEGA_1, tolerance=0.05)  # within 0.01 tokens
+    for typed in (39.6, 40):  # right to the digits typed
+        with pytest.raises(CheckFailed, match=r"period is close: it is right to the digits it has; give more digits"):
+            check_period_and_first_repeat(typed, 79, omega=OMEGA_1, tolerance=0.05)
+    for typed in (39.62, 39.67, 39.7):  # not right to their digits: the one message, no "close"
+        with pytest.raises(CheckFailed, match=r"period is not yet"):
+            check_period_and_first_repeat(typed, 79, omega=OMEGA_1, tolerance=0.05)
+    with pytest.raises(CheckFailed, match="this is 1/ω"):
+        check_period_and_first_repeat(6.31, 79, omega=OMEGA_1, tolerance=0.05)  # 1/omega = 6.3096 typed
+
+
+def test_residual_typed_to_four_decimals():
+    # the exercise's table: sin(t 10000**(-j/8)), 200 positions, offset 3; its residual is 0.37007
+    table = np.sin(np.arange(200.0)[:, None] * 10000.0 ** (-np.arange(8) / 8))
+    source, target = table[:-3], table[3:]
+    q, _ = np.linalg.qr(source)
+    residual = np.linalg.norm(target - q @ (q.T @ target)) / np.linalg.norm(target)
+    assert f"{residual:.4f}" == "0.3701"
+    assert check_shift_residual(0.3701, table, 3) and check_shift_residual(0.37, table, 3)
+    with pytest.raises(CheckFailed, match=r"residual is close: it is right to the digits it has"):
+        check_shift_residual(0.4, table, 3)  # 0.37007 to one decimal
+    with pytest.raises(CheckFailed, match=r"residual is not yet"):
+        check_shift_residual(0.3704, table, 3)
+    # the fit in the other direction differs only in the fourth decimal: still named, not passed
+    back_q, _ = np.linalg.qr(table[::-1][:-3])
+    back_target = table[::-1][3:]
+    backwards = np.linalg.norm(back_target - back_q @ (back_q.T @ back_target)) / np.linalg.norm(back_target)
+    assert f"{backwards:.4f}" == "0.3709"
+    with pytest.raises(CheckFailed, match="other direction"):
+        check_shift_residual(0.3709, table, 3)
+
+
 def test_period_check_never_reveals_the_answer():
     with pytest.raises(CheckFailed) as info:
         check_period_and_first_repeat(30.0, 79, omega=OMEGA_1, tolerance=0.05)

@@ -121,6 +121,27 @@ def test_dimension_wavelength_right_answer():
     assert check_dimension_wavelength(200 * math.pi, 3, 4)
 
 
+def test_dimension_wavelength_accepts_two_decimals_and_calls_fewer_close():
+    """The reviewers' answers: 2 pi 10000**(300/512) = 1386.5319..., asked for to two decimal places."""
+    assert f"{WAVELENGTH_301:.4f}" == "1386.5319"
+    for typed in (1386.53, 1386.532, 1386.5319, np.float32(1386.53), 1386.54):  # within 0.01 tokens
+        assert check_dimension_wavelength(typed, 301, 512)
+    close = "your wavelength is close: it is right to the digits it has; give more digits (the question asks for two"
+    for typed in (1387, 1386, 1386.5, 1386.0):  # rounded or truncated to fewer decimals
+        with pytest.raises(CheckFailed) as info:
+            check_dimension_wavelength(typed, 301, 512)
+        message = str(info.value)
+        assert message.startswith(close), message
+        assert "pair k" not in message  # not a concept error the student did not make
+        assert "1386.53" not in message and "1386.5" not in message and "1387" not in message
+    for typed in (1386.7, 1386.51, 1390):  # not right to the digits they have: no "close", no side
+        with pytest.raises(CheckFailed, match="your wavelength is not yet"):
+            check_dimension_wavelength(typed, 301, 512)
+    # a float16 answer holds 1386.53 as 1386: told close, and why
+    with pytest.raises(CheckFailed, match="close.*stored in float16"):
+        check_dimension_wavelength(np.float16(1386.53), 301, 512)
+
+
 @pytest.mark.parametrize(
     "answer, hint",
     [
@@ -137,17 +158,20 @@ def test_dimension_wavelength_recognises_mistakes(answer, hint):
 
 
 def test_dimension_wavelength_other_wrong_answers():
-    with pytest.raises(CheckFailed, match="too long") as info:
+    with pytest.raises(CheckFailed, match="not yet that of dimension 301") as info:
         check_dimension_wavelength(WAVELENGTH_301 * 3, 301, 512)
     assert not any(math.isclose(x, WAVELENGTH_301, rel_tol=1e-3) for x in _numbers(str(info.value)))
-    with pytest.raises(CheckFailed, match="too short"):
+    with pytest.raises(CheckFailed, match="not yet that of dimension 301") as below:
         check_dimension_wavelength(1.0, 301, 512)
+    assert str(below.value) == str(info.value)  # the same words below the answer as above it
     with pytest.raises(CheckFailed, match="single number"):
         check_dimension_wavelength([1.0, 2.0], 301, 512)
     with pytest.raises(CheckFailed, match="finite"):
         check_dimension_wavelength(float("inf"), 301, 512)
     with pytest.raises(CheckFailed, match="numpy array of numbers"):
         check_dimension_wavelength("long", 301, 512)
+    with pytest.raises(CheckFailed, match="not a boolean"):
+        check_dimension_wavelength(True, 301, 512)
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -73,7 +75,8 @@ def test_unseen_pairs_by_hand():
         (~BY_HAND, "opposite"),
         (np.array([3, 4, 5, 6, 7, 0, 0, 0]), "boolean"),  # pair indices, not a mask
         (BY_HAND[:4], "shape (8,)"),
-        (np.array([False, False, True, True, True, True, True, True]), "pair 2 is wrong"),
+        (np.array([False, False, True, True, True, True, True, True]), "marks True a pair that turned a full circle"),
+        (np.array([False, False, False, False, True, True, True, True]), "marks False a pair that meets new angles"),
     ],
 )
 def test_unseen_pairs_mistakes_never_reveal_the_mask(answer, hint):
@@ -83,6 +86,8 @@ def test_unseen_pairs_mistakes_never_reveal_the_mask(answer, hint):
     assert hint in message
     for shown in (str(BY_HAND), str(BY_HAND.tolist()), str(np.flatnonzero(BY_HAND).tolist()), "3, 4, 5"):
         assert shown not in message  # neither the mask nor the unseen pairs are in message
+    # nor which pair is wrong: for a mask of booleans, the pair's index would give its entry away
+    assert not re.search(r"\bpair \d", message), message
 
 
 def test_unseen_pairs_flagging_every_slow_pair_is_recognised():
@@ -96,3 +101,31 @@ def test_unseen_pairs_bad_arguments():
         check_unseen_pairs(BY_HAND, head_dim=15, train_len=64, length=256)
     with pytest.raises(ValueError, match="train_len"):
         check_unseen_pairs(BY_HAND, head_dim=16, train_len=0, length=256)
+
+
+def test_jumps_of_the_recorded_curves_typed_to_three_decimals():
+    """Exercise 11.1 on the chapter's own record: each worst rise rounded to three decimals, as the
+    question asks, passes; two decimals is close, four units off is not; the mean over seeds, rounded,
+    is still named."""
+    from posenc_helpers.lab import PROTOCOL
+    from posenc_helpers.measured import trained_extrapolation
+
+    record = trained_extrapolation()["text"]
+    largest = str(PROTOCOL.largest)
+    curves = {(m, s): list(record[m][str(s)][largest]["mean"]) for m in record for s in PROTOCOL.seeds}
+    rises = {m: [c[1] - c[0] for (n, _), c in curves.items() if n == m] for m in record}
+    worst = {m: max(r) for m, r in rises.items()}
+    assert check_length_jumps({m: round(v, 3) for m, v in worst.items()}, curves)
+    assert check_length_jumps({m: np.float32(v) for m, v in worst.items()}, curves)
+    for method, values in rises.items():
+        mean = sum(values) / len(values)
+        assert abs(mean - worst[method]) > 0.002  # three decimals tell the two apart for every method
+        with pytest.raises(CheckFailed, match="mean over the seeds") as info:
+            check_length_jumps({**worst, method: round(mean, 3)}, curves)
+        assert f"{worst[method]:.3f}" not in str(info.value) and f"{worst[method]:.2f}" not in str(info.value)
+    method = max(worst, key=lambda m: abs(worst[m]))
+    with pytest.raises(CheckFailed, match=r"close: it is right to the digits it has; give more digits \(the question"):
+        check_length_jumps({**worst, method: round(worst[method], 2)}, curves)  # two decimals of three
+    with pytest.raises(CheckFailed, match=r"is not yet the worst rise") as info:
+        check_length_jumps({**worst, method: round(worst[method] + 0.004, 3)}, curves)  # four units off
+    assert "close" not in str(info.value)

@@ -6,6 +6,7 @@ base**(-2i/d), ALiBi's slopes by the recipe of Press et al.
 """
 
 import math
+import re
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -142,6 +143,84 @@ def test_rope_check_messages_never_reveal_the_answer():
     assert "cos(" not in message and "concatenate" not in message
 
 
+def rotated_in(rotary_dim, rope):
+    """A head whose first ``rotary_dim`` features are turned by ``rope`` and the rest passed through."""
+
+    def fn(x, positions):
+        x = np.asarray(x, dtype=np.float64)
+        out = x.copy()
+        out[..., :rotary_dim] = rope(x[..., :rotary_dim], positions)
+        return out
+
+    return fn
+
+
+def scaled_by(factor, fn):
+    return lambda x, positions: factor * fn(x, positions)
+
+
+# Exercise 14.1's spec: 16 features, the first 8 rotated in the half layout, base 10000. Every named
+# mistake the kit finds there, and one it cannot name (frequencies all halved).
+EXERCISE_ROPE = {"head_dim": 16, "base": 10000.0, "layout": "half", "rotary_dim": 8}
+ROPE_MISTAKES = {
+    "'layout'": rotated_in(8, rope_by_hand(10000.0, "interleaved")),
+    "'base'": rotated_in(8, rope_by_hand(500000.0)),
+    "'off-by-one'": rotated_in(8, rope_by_hand(10000.0, positions_from=1)),
+    "'low-precision-angles'": rotated_in(8, rope_by_hand(10000.0, dtype=np.float16)),
+    "'model-dim-denominator'": partial_by_hand(8, 16),
+    "'positions-ignored'": partial_by_hand(8, 8, rows=True),
+    "'rotary-width'": partial_by_hand(16, 16),
+    "'attention-factor'": scaled_by(1.25, partial_by_hand(8, 8)),
+    "'rotation-direction'": rotated_in(8, lambda x, t: rope_by_hand(10000.0)(x, -np.asarray(t))),
+    "no named mistake": rotated_in(8, lambda x, t: rope_by_hand(10000.0)(x, np.asarray(t) / 2)),
+}
+
+
+def _numbers_shown(message):
+    return re.findall(r"\d+(?:\.\d+)?(?:e-?\d+)?", message)
+
+
+def _shows(message, value):
+    """Whether the message holds ``value`` written to 2 to 8 significant digits (or as it is, if whole)."""
+    written = {f"{value:.{k}g}" for k in range(2, 9)} | (
+        {f"{value:g}"} if value == int(value) and value >= 10 else set()
+    )
+    return any(number in written for number in _numbers_shown(message))
+
+
+@pytest.mark.parametrize("bug", sorted(ROPE_MISTAKES))
+def test_rope_check_names_each_mistake_without_an_expected_value(bug):
+    """The message names the mistake and where; never what the spec implies, nor a tool that prints it."""
+    fn = ROPE_MISTAKES[bug]
+    with pytest.raises(CheckFailed) as info:
+        check_conforming_rope(fn, **EXERCISE_ROPE)
+    message = str(info.value)
+    assert bug in message and "Where: " in message
+    # pair i of the 8 rotated features turns at 10000**(-2i/8): 1, 0.1, 0.01, 0.001
+    for theta in (10000.0 ** (-2 * i / 8) for i in range(1, 4)):
+        assert not _shows(message, theta), message
+    assert "expected" not in message and not re.search(r"\d+ (is|are) meant", message), message
+    assert "attention factor is" not in message, message  # the spec's factor, 1
+    assert "diagnose(" not in message and "whole report" not in message, message
+    assert "reference numerics" not in message, message
+    # every number the kit's own evidence holds as expected is absent too
+    from posenc_helpers.conformance import diagnose
+
+    for item in diagnose("rope", fn, **EXERCISE_ROPE).evidence:
+        if item.expected is not None and item.expected != int(item.expected):
+            assert not _shows(message, item.expected), (item, message)
+    if bug == "no named mistake":
+        assert 'chapter 7, "The rotation and the relative score"' in message
+
+
+def test_rope_check_points_to_the_book_section_of_the_mistake():
+    with pytest.raises(CheckFailed) as info:
+        check_conforming_rope(ROPE_MISTAKES["'layout'"], **EXERCISE_ROPE)
+    message = str(info.value)
+    assert 'chapter 7, "Two layouts, one permutation apart"' in message
+    assert "feature 0 turns into feature 1" in message  # what the function does, not what it should
+
+
 # --------------------------------------------------------------------------- check_conforming_alibi
 def test_alibi_check_accepts_the_paper_slopes():
     assert check_conforming_alibi(alibi_by_hand())
@@ -164,6 +243,37 @@ def test_alibi_check_messages_never_reveal_the_slopes():
     for n in (6, 12):
         for slope in slopes_by_hand(n):
             assert f"{slope:.6g}" not in message
+
+
+ALIBI_MISTAKES = {
+    "'alibi-slopes-non-power-of-two'": alibi_by_hand(slopes=mlx_slopes),
+    "'off-by-one'": alibi_by_hand(slopes=lambda n, b: [2.0 ** (-b * h / n) for h in range(n)]),
+    "'alibi-sign'": lambda n, s: -alibi_by_hand()(n, s),
+    "no named mistake": alibi_by_hand(max_bias=4.0),
+    "reordered": alibi_by_hand(slopes=lambda n, b: sorted(slopes_by_hand(n, b))),
+}
+
+
+@pytest.mark.parametrize("bug", sorted(ALIBI_MISTAKES))
+def test_alibi_check_names_each_mistake_without_a_slope(bug):
+    fn = ALIBI_MISTAKES[bug]
+    with pytest.raises(CheckFailed) as info:
+        check_conforming_alibi(fn)
+    message = str(info.value)
+    if bug.startswith("'"):
+        assert bug in message
+    for n in (4, 6, 8, 12):
+        for slope in slopes_by_hand(n):
+            assert not _shows(message, slope), (slope, message)
+    assert "expected" not in message and "diagnose(" not in message and "whole report" not in message
+    assert "reference numerics" not in message
+
+
+def test_alibi_check_sends_what_it_cannot_name_to_the_slopes_section():
+    for fn in (ALIBI_MISTAKES["no named mistake"], ALIBI_MISTAKES["'off-by-one'"]):
+        with pytest.raises(CheckFailed) as info:
+            check_conforming_alibi(fn)
+        assert 'chapter 8, "The slopes" (notebooks/08_alibi.html#alibi-slopes)' in str(info.value)
 
 
 def test_alibi_check_refuses_what_is_not_a_function():

@@ -7,6 +7,9 @@
 3. One precision policy: a float32 version of every right answer passes, a clearly wrong
    float32 answer fails.
 4. Failure messages read as sentences.
+5. An answer that is one number and could be typed is accepted at the precision its question
+   states, is told "close: give more digits" when right to fewer digits, and otherwise gets one message
+   whichever side of the answer it lies on: no direction, no expected value.
 
 Right answers here are worked out with the math module and plain loops (or by hand, in the
 comments), never with the package.
@@ -556,11 +559,11 @@ def test_failure_messages_read_as_sentences(name):
 
 
 def test_scalar_answers_get_a_sentence_not_an_empty_index():
-    message = _failure(lambda a: checks.check_period_and_first_repeat(a, None, omega=1.0, tolerance=0.05), 6.0)
+    message = _failure(lambda a: checks.check_period_and_first_repeat(a, None, omega=1.0, tolerance=0.05), 5.0)
     assert "The first is at ," not in message and "at ," not in message
-    assert message.endswith(": yours is 6.")
+    assert message == "period is not yet the number of tokens after which ω t has grown by one full turn."
     message = _failure(lambda a: checks.check_shift_residual(a, SINE_TABLE, 2), 0.75)
-    assert message.endswith(": yours is 0.75.")
+    assert message == "residual is not yet the relative residual of the best matrix mapping PE(t) to PE(t + 2)."
 
 
 def test_plural_names_take_a_plural_verb():
@@ -636,3 +639,222 @@ def test_graded_shortcuts_reads_the_answer_cell_as_the_grader_does():
         graded_shortcuts(None, history)
     with pytest.raises(TypeError, match="history"):
         graded_shortcuts("check_encoding_row", "pe_7 = 1")
+
+
+# --------------------------------------------------------------------------- 5. numbers a student types
+# Answers that are one real number: the exact value worked out here with math (and, for the
+# residual, a QR projection instead of the check's lstsq), the precision the exercise's question
+# states, in its words, and named mistakes worked out by hand with the hint each must get.
+OMEGA_1 = 10000.0 ** (-1 / 5)  # column 1 of chapter 03's 100 x 5 study
+EXERCISE_03_TABLE = np.array([[math.sin(t * 10000.0 ** (-j / 8)) for j in range(8)] for t in range(200)])
+
+
+def residual_by_projection(table, offset):
+    """|target - Q Q^T target| / |target|: the least-squares residual, Q an orthonormal basis of the sources."""
+    source, target = table[:-offset], table[offset:]
+    q, _ = np.linalg.qr(source)
+    return float(np.linalg.norm(target - q @ (q.T @ target)) / np.linalg.norm(target))
+
+
+def unfitted_residual(table, offset):
+    source, target = table[:-offset], table[offset:]
+    return float(np.linalg.norm(target - source) / np.linalg.norm(target))
+
+
+RESIDUAL_03 = residual_by_projection(EXERCISE_03_TABLE, 3)
+NUMERIC_CASES = {
+    # ex-04-wavelength: dimension 301 is the cosine of pair 150, omega = 10000**(-300/512)
+    "ex-04-wavelength": (
+        lambda a: checks.check_dimension_wavelength(a, dimension=301, d_model=512),
+        2 * math.pi * 10000.0 ** (300 / 512),
+        2,
+        "two decimal places",
+        [
+            (10000.0 ** (300 / 512), "a full turn is 2*pi radians, not 1"),
+            (10000.0 ** (-300 / 512), "angular frequency"),
+            (360 * 10000.0 ** (300 / 512), "not 360"),
+            (2 * math.pi * 10000.0 ** (602 / 512), "dimension index"),
+        ],
+    ),
+    # ex-03-period: a full turn, 2 pi, over omega_1 radians per token (first_repeat given right)
+    "ex-03-period": (
+        lambda a: checks.check_period_and_first_repeat(
+            a, first_near_repeat(OMEGA_1, 0.05), omega=OMEGA_1, tolerance=0.05
+        ),
+        2 * math.pi / OMEGA_1,
+        2,
+        "two decimal places",
+        [(1 / OMEGA_1, "this is 1/ω"), (math.pi / OMEGA_1, "half a turn"), (360 / OMEGA_1, "360")],
+    ),
+    # ex-03-residual: the sine-only table of 200 positions and width 8, offset 3
+    "ex-03-residual": (
+        lambda a: checks.check_shift_residual(a, EXERCISE_03_TABLE, 3),
+        RESIDUAL_03,
+        4,
+        "four decimal places",
+        [
+            (RESIDUAL_03**2, "looks squared"),
+            (residual_by_projection(EXERCISE_03_TABLE[::-1], 3), "other direction"),
+            (unfitted_residual(EXERCISE_03_TABLE, 3), "M = identity"),
+        ],
+    ),
+    # ex-11-jumps: in CURVES, method a rises by 0.5 and 0.3 (worst 0.5, mean 0.4, 0.9 at the longest)
+    "ex-11-jumps": (
+        lambda a: checks.check_length_jumps({"a": a, "b": 0.0}, CURVES),
+        0.5,
+        3,
+        "three decimal places",
+        [(-0.5, "sign flipped"), (0.4, "mean over the seeds"), (0.9, "longest length")],
+    ),
+}
+DIRECTION_WORDS = re.compile(
+    r"\b(too|higher|lower|earlier|later|larger|smaller|bigger|shorter|longer|above|below|increase|decrease|"
+    r"overshoot|undershoot|exceeds?)\b",
+    re.I,
+)
+
+
+def _shows_value(message, value):
+    """Whether the message holds ``value`` written at any precision from 1 to 6 decimals or 2 to 8 digits."""
+    written = {f"{value:.{k}f}" for k in range(1, 7)} | {f"{value:.{k}g}" for k in range(2, 9)}
+    written |= {f"{value:.0f}"} if abs(value) >= 10 else set()
+    return any(re.search(rf"(?<![\d.]){re.escape(w)}(?![\d])", message) for w in written)
+
+
+@pytest.mark.parametrize("label", sorted(NUMERIC_CASES))
+def test_a_number_typed_at_the_stated_precision_passes(label):
+    call, exact, decimals, _, _ = NUMERIC_CASES[label]
+    unit = 10.0**-decimals
+    typed = [
+        exact,
+        round(exact, decimals),  # rounded as the question asks
+        math.floor(exact / unit) * unit,  # truncated
+        round(exact, decimals + 2),  # more digits than asked
+        exact + 0.9 * unit,  # within one unit of the last decimal asked for
+        exact - 0.9 * unit,
+        F32(round(exact, decimals)),
+        np.array([round(exact, decimals)]),
+    ]
+    for answer in typed:
+        result = call(answer)
+        assert result and repr(result).startswith("Correct"), (answer, repr(result))
+
+
+@pytest.mark.parametrize("label", sorted(NUMERIC_CASES))
+def test_a_number_right_to_fewer_digits_is_told_to_give_more(label):
+    """Rounded or truncated to fewer decimals than asked for: "close", with no direction."""
+    call, exact, decimals, words, _ = NUMERIC_CASES[label]
+    unit = 10.0**-decimals
+    fewer = [round(exact, decimals - 1), math.trunc(exact * 10 ** (decimals - 1)) / 10 ** (decimals - 1)]
+    if decimals >= 2:
+        fewer.append(round(exact, decimals - 2))
+    for answer in fewer:
+        if abs(answer - exact) <= unit:
+            continue  # rounded to fewer decimals, it happens to be right to the precision asked for
+        message = _failure(call, answer)
+        assert f"is close: it is right to the digits it has; give more digits (the question asks for {words})" in (
+            message
+        ), message
+        assert not DIRECTION_WORDS.search(message), message
+        assert not _shows_value(message, exact), message
+
+
+@pytest.mark.parametrize("label", sorted(NUMERIC_CASES))
+def test_a_number_just_outside_the_precision_is_not_close_and_gives_no_side(label):
+    """Two units of the last decimal off, above or below: one message, no "close" (a "close" for
+    a band around the answer would give the answer away as the middle of the band's edges)."""
+    call, exact, decimals, _, _ = NUMERIC_CASES[label]
+    unit = 10.0**-decimals
+    above, below = _failure(call, round(exact + 2 * unit, decimals)), _failure(call, round(exact - 2 * unit, decimals))
+    assert above == below and "close" not in above, (above, below)
+    assert not DIRECTION_WORDS.search(above) and not _shows_value(above, exact), above
+
+
+@pytest.mark.parametrize("label", sorted(NUMERIC_CASES))
+def test_wrong_numbers_above_and_below_get_one_message_without_direction_or_answer(label):
+    call, exact, decimals, _, _ = NUMERIC_CASES[label]
+    above, below = _failure(call, exact * 1.25 + 0.1), _failure(call, exact * 0.75 - 0.1)
+    assert above == below, (above, below)
+    for message in (above, below):
+        assert "close" not in message and "Hint" not in message, message
+        assert not DIRECTION_WORDS.search(message), message
+        assert not _shows_value(message, exact), message
+
+
+@pytest.mark.parametrize("label", sorted(NUMERIC_CASES))
+def test_named_mistakes_are_named_only_at_the_stated_precision(label):
+    call, exact, decimals, _, mistakes = NUMERIC_CASES[label]
+    unit = 10.0**-decimals
+    for mistake, hint in mistakes:
+        assert abs(mistake - exact) > 2 * unit, f"{label}: the precision cannot tell {hint!r} from the answer"
+        for typed in (mistake, round(mistake, decimals)):
+            message = _failure(call, typed)
+            assert "Hint:" in message and hint in message, (typed, message)
+            assert not _shows_value(message, exact), message
+        # three units of the last decimal off the mistake is not that mistake at this precision
+        message = _failure(call, mistake + 3 * unit)
+        assert hint not in message, message
+
+
+def test_the_exercises_state_the_precision_their_checks_accept():
+    """The question a student reads says what the check accepts (issue: 1386.53 was rejected)."""
+    import nbformat
+
+    wanted = {
+        "04_sine_cosine_pairs": ("ex-04-wavelength", "to two decimal places"),
+        "03_sine_only": ("ex-03-residual", "to four decimal places"),
+        "11_train_short_test_long": ("ex-11-jumps", "to three decimal places"),
+    }
+    period = ("ex-03-period", "its period in tokens, to two decimal places")
+    root = Path(__file__).resolve().parents[2] / "notebooks"
+    for stem, (label, words) in wanted.items():
+        cells = nbformat.read(root / f"{stem}.ipynb", as_version=4).cells
+        questions = [c.source for c in cells if c.cell_type == "markdown" and f":label: {label}" in c.source]
+        assert len(questions) == 1 and words in questions[0], (stem, label)
+        if stem == "03_sine_only":
+            period_question = [c.source for c in cells if f":label: {period[0]}" in c.source]
+            assert period[1] in period_question[0]
+    assert checks.ch04_sine_cosine_pairs.WAVELENGTH_PRECISION.words == "two decimal places"
+    assert checks.ch03_sine_only.PERIOD_PRECISION.words == "two decimal places"
+    assert checks.ch03_sine_only.RESIDUAL_PRECISION.words == "four decimal places"
+    assert checks.ch11_train_short_test_long.JUMP_PRECISION.words == "three decimal places"
+
+
+# Answers that are one whole number (a position): compared exactly, and a wrong one gets the same
+# message whichever side of the answer it lies on (numbers masked: the message may repeat the answer
+# given). Right positions worked out by hand in each chapter's tests: 20 (chapter 02's 3-row table,
+# factor 10), 79 (omega_1, tolerance 0.05: first_near_repeat above), 162 (s = 5, bfloat16).
+_NORM_TABLE = np.diag([3.0, 4.0, 5.0, 0.0])[:3]  # row norms 3, 4, 5 in width 4: 10 * 4 = 2t at t = 20
+WHOLE_NUMBER_CASES = {
+    "ex-02-dominant": (lambda a: checks.check_first_dominant_position(a, _NORM_TABLE, 10), 20, (12, 27)),
+    "ex-03-period (first_repeat)": (
+        lambda a: checks.check_period_and_first_repeat(2 * math.pi / OMEGA_1, a, omega=OMEGA_1, tolerance=0.05),
+        first_near_repeat(OMEGA_1, 0.05),
+        (30, 100),  # neither is within 0.05 rad of a whole turn
+    ),
+    "ex-09-interpolated-collision": (
+        lambda a: checks.check_first_interpolated_collision(a, factor=5.0),
+        162,
+        (100, 200),
+    ),
+}
+
+
+def _masked(message):
+    return re.sub(r"\d+(?:\.\d+)?", "#", message)
+
+
+@pytest.mark.parametrize("label", sorted(WHOLE_NUMBER_CASES))
+def test_whole_number_answers_are_exact_and_never_say_which_way(label):
+    call, right, (below, above) = WHOLE_NUMBER_CASES[label]
+    assert below < right < above
+    assert call(right) and call(float(right))
+    for answer in (right - 1e-3, right + 0.5):
+        with pytest.raises(CheckFailed, match="whole number"):
+            call(answer)
+    for form in (lambda v: v, lambda v: lambda *args: v):  # the position, and a function returning it
+        messages = [_failure(call, form(v)) for v in (below, above)]
+        assert _masked(messages[0]) == _masked(messages[1]), messages
+        for message in messages:
+            assert not DIRECTION_WORDS.search(message), message
+            assert not re.search(rf"\b{right}\b", message), message

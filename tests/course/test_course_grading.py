@@ -1,39 +1,65 @@
-"""nbgrader grades real submissions of chapter 04 as an instructor expects.
+"""nbgrader grades a hostile class of chapter 04, each submission in its own sandbox.
 
-``make course`` (tools/course) turns the chapter into an nbgrader assignment;
-here students submit it and ``nbgrader autograde`` (with a short per-cell timeout)
-and ``nbgrader generate_feedback`` run on the lot. Chapter 04 has three autograded
-exercises worth 2, 2 and 3 points (7) and one written answer (graded by hand, 2
-points). The expected scores are worked out from those points.
+``make course`` (tools/course) turns the chapter into an nbgrader assignment; here
+students submit it and ``make grade`` (tools/course/grade.py, which runs ``nbgrader
+autograde`` with the course's sandboxed preprocessors) and ``nbgrader
+generate_feedback`` run on the lot. Chapter 04 has three autograded exercises worth
+2, 2 and 3 points (7) and one written answer (graded by hand, 2 points). The expected
+scores are worked out from those points.
 
-Five submissions are honest (right, untouched, with mistakes, with a helper
-shortcut and an endless loop); the others tamper with the kernel in the ways of
-``_chapter04.TAMPERING`` and answer nothing. The grade comes from outside the
-kernel (``posenc_helpers.checks._verdict``): honest submissions score as they did
-before, every tampering one earns 0 and its feedback says "Tampering suspected"
-once per exercise.
+Two batches, as an instructor would grade them:
 
-Slow (each submission runs the whole chapter): ``make test-course``, part of
-``make test``.
+* **the attacks on the grader** (``_chapter04.hostile``: a ``.pth`` and a ``.pyc``
+  planted in the grading environment, the gradebook and the classmates' notebooks
+  opened by their paths, a daemon that outlives its notebook, a flood of processes, a
+  memory hog), graded one at a time in this order and followed, in the same batch, by
+  a blank canary (0) and an honest submission (every point). Before the sandbox the
+  ``.pth`` gave every later submission 7/7 and the daemon rewrote the gradebook after
+  ``nbgrader autograde`` had exited; here each earns 0, the grading environment's
+  files are the same before and after (checksummed), no process of the batch is left,
+  and the batch does not wait for the daemon;
+* **a class**, two at a time: honest submissions (right, untouched, with mistakes, with
+  a helper shortcut and an endless loop, right in the forms of ``_chapter04.honest``:
+  50 MB of prints, a loop that catches KeyboardInterrupt, an import of os, a function
+  of the student's own), a right answer on data changed through an alias, and the
+  in-kernel tampering kinds of ``_chapter04.TAMPERING`` (0 and flagged once per
+  exercise).
+
+Slow (each submission runs the whole chapter in a sandbox): ``make test-course``.
 """
 
 from __future__ import annotations
 
+import hashlib
+import html
 import json
+import os
+import re
 import shutil
+import sys
+import time
 from pathlib import Path
 
 import pytest
-from _chapter04 import CHAPTER, POINTS, SHORTCUT, TAMPERING
+from _chapter04 import CHAPTER, POINTS, SHORTCUT, TAMPERING, honest, hostile
 from _chapter04 import CORRECT as ANSWERS
 
+from posenc_helpers.grading import sandbox
 from tools.course import run_nbgrader, write_course
 
+if sandbox.available() is not None and os.environ.get("POSENC_REQUIRE_SANDBOX"):
+    raise RuntimeError(f"POSENC_REQUIRE_SANDBOX is set but there is no sandbox here: {sandbox.available()}")
+pytestmark = pytest.mark.skipif(sandbox.available() is not None, reason=f"no sandbox: {sandbox.available()}")
+
 ASSIGNMENT = "ch04"
+MARKER = f"posenc{os.getpid() % 10000:04d}"  # names this run's planted files and stray processes
+SECRET = f"grader-secret-{MARKER}"  # in the grader's environment; must reach no feedback
 CORRECT = {f"{label}-answer": answer for label, answer in ANSWERS.items()}  # by nbgrader grade_id
 SWAPPED = CORRECT["ex-04-row-answer"].replace("np.sin(7 * w), np.cos(7 * w)", "np.cos(7 * w), np.sin(7 * w)")
+FULL = dict(POINTS)
+NOTHING = dict.fromkeys(POINTS, 0.0)
 
-SUBMISSIONS = {
+CLASS = {
     # every answer right: every autograded point
     "correct": dict(CORRECT),
     # the release as handed out: nothing
@@ -56,42 +82,117 @@ SUBMISSIONS = {
         "ex-04-row-answer": SHORTCUT,
         "ex-04-wavelength-answer": "while True:\n    pass",
     },
+    # right answers in the forms an honest student writes them (prints, a helper, os, Ctrl-C loop)
+    "honest-forms": {**CORRECT, **honest("class")},
+    # the given matrix zeroed through an alias, and the "right" read-out of the zeroed matrix
+    "alias": {**CORRECT, "ex-04-layout-answer": "w = w_interleaved\nw *= 0\nw_concat = w_interleaved[perm]"},
 }
-HONEST = [student for student in SUBMISSIONS if student != "tricks"]  # "tricks" redefines the checks
-SUBMISSIONS.update({f"tamper-{kind}": {"ex-04-row-answer": source} for kind, source in TAMPERING.items()})
+CLASS.update({f"tamper-{kind}": {"ex-04-row-answer": source} for kind, source in TAMPERING.items()})
 EXPECTED = {
-    "correct": {"ex-04-row": 2.0, "ex-04-wavelength": 2.0, "ex-04-layout": 3.0},
-    "untouched": {"ex-04-row": 0.0, "ex-04-wavelength": 0.0, "ex-04-layout": 0.0},
+    "correct": FULL,
+    "untouched": NOTHING,
     "mistakes": {"ex-04-row": 0.0, "ex-04-wavelength": 0.0, "ex-04-layout": 3.0},
-    "tricks": {"ex-04-row": 0.0, "ex-04-wavelength": 0.0, "ex-04-layout": 0.0},
+    "tricks": NOTHING,
     "shortcut-and-loop": {"ex-04-row": 0.0, "ex-04-wavelength": 0.0, "ex-04-layout": 3.0},
-    **{f"tamper-{kind}": {"ex-04-row": 0.0, "ex-04-wavelength": 0.0, "ex-04-layout": 0.0} for kind in TAMPERING},
+    "honest-forms": FULL,
+    "alias": {"ex-04-row": 2.0, "ex-04-wavelength": 2.0, "ex-04-layout": 0.0},
+    **{f"tamper-{kind}": NOTHING for kind in TAMPERING},
 }
-TAMPERED = {student for student in SUBMISSIONS if student.startswith("tamper-")} | {"tricks"}
+HONEST = ["correct", "untouched", "mistakes", "shortcut-and-loop", "honest-forms", "alias"]
+TAMPERED = {student for student in CLASS if student.startswith("tamper-")} | {"tricks"}
 
 
 def _submit(course: Path, student: str, edits: dict[str, str]) -> None:
+    """The release with the edited cells (an ``"<grade_id>+extra"`` key adds a cell after it)."""
     release = course / "release" / ASSIGNMENT / CHAPTER.name
     nb = json.loads(release.read_text())
+    cells = []
     for cell in nb["cells"]:
         grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
         if grade_id in edits:
             cell["source"] = edits[grade_id]
+        cells.append(cell)
+        if f"{grade_id}+extra" in edits:
+            cells.append({"cell_type": "code", "execution_count": None, "id": f"extra-{len(cells)}",
+                          "metadata": {}, "outputs": [], "source": edits[f"{grade_id}+extra"]})  # fmt: skip
+    nb["cells"] = cells
     folder = course / "submitted" / student / ASSIGNMENT
     folder.mkdir(parents=True)
     (folder / CHAPTER.name).write_text(json.dumps(nb, indent=1))
+
+
+def _checksum() -> str:
+    """SHA-256 over the content of every file of the grading environment and the package."""
+    digest = hashlib.sha256()
+    for root in sandbox.runtime_paths():
+        if root.is_relative_to(Path(sys.base_prefix)) and root != Path(sys.prefix):
+            continue  # the Python installation: read-only to a sandbox like the rest, and large
+        for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()):
+            digest.update(str(path).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+_SLEEPS = {f"sleep {MARKER[-4:]}{digit}" for digit in "789"}  # the sleeps hostile() starts
+
+
+def _sandbox_processes() -> list[str]:
+    """Processes left by the batch: any of a sandbox's users, or a sleep named by MARKER."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            uid = int(next(x for x in (entry / "status").read_text().splitlines() if x.startswith("Uid:")).split()[1])
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, StopIteration, ValueError):
+            continue
+        if sandbox.UID_BASE <= uid < sandbox.UID_BASE + sandbox.SLOTS or command.strip() in _SLEEPS:
+            found.append(f"{entry.name} uid {uid}: {command}")
+    return found
+
+
+def _grade(course: Path, students: list[str], jobs: int) -> tuple[int, float, str]:
+    import contextlib
+    import io
+
+    from tools.course import grade
+
+    out = io.StringIO()
+    start = time.perf_counter()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        code = grade.main(
+            [ASSIGNMENT, "--course", str(course), "--jobs", str(jobs), "--timeout", "10",
+             *sum([["--student", s] for s in students], [])]
+        )  # fmt: skip
+    return code, time.perf_counter() - start, out.getvalue()
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     course = tmp_path_factory.mktemp("course")
     write_course(course, [CHAPTER])
-    for student, edits in SUBMISSIONS.items():
+    patch = pytest.MonkeyPatch()
+    patch.setenv("POSENC_TEST_SECRET", SECRET)
+    attacks = {f"1{index}-{kind}": {"ex-04-row-answer": source}
+               for index, (kind, source) in enumerate(hostile(str(course), MARKER).items())}  # fmt: skip
+    batch = {**attacks, "90-canary": {}, "95-honest": {**CORRECT, **honest(MARKER)}}
+    for student, edits in {**batch, **CLASS}.items():
         _submit(course, student, edits)
-    result = run_nbgrader(["autograde", ASSIGNMENT, "--Execute.timeout=30"], course, check=False, capture_output=True)
-    assert result.returncode == 0, result.stdout + result.stderr
+    before = _checksum()
+    hostile_run = _grade(course, sorted(batch), jobs=1)
+    class_run = _grade(course, sorted(CLASS), jobs=2)
+    time.sleep(2)  # what a surviving daemon would do, it would do now
+    after = _checksum()
     run_nbgrader(["generate_feedback", ASSIGNMENT], course)
-    yield course
+    yield {
+        "course": course,
+        "attacks": sorted(attacks),
+        "hostile": hostile_run,
+        "class": class_run,
+        "checksums": (before, after),
+        "left": _sandbox_processes(),
+    }
+    patch.undo()
     shutil.rmtree(course, ignore_errors=True)
 
 
@@ -105,80 +206,149 @@ def _scores(course: Path, student: str) -> dict[str, float]:
 
 
 def _feedback(course: Path, student: str) -> str:
-    return (course / "feedback" / student / ASSIGNMENT / f"{CHAPTER.stem}.html").read_text()
+    return html.unescape((course / "feedback" / student / ASSIGNMENT / f"{CHAPTER.stem}.html").read_text())
 
 
-@pytest.mark.parametrize("student", list(SUBMISSIONS))
+def _autograded(course: Path, student: str) -> str:
+    return (course / "autograded" / student / ASSIGNMENT / CHAPTER.name).read_text()
+
+
+# --------------------------------------------------------------------------- the attacks on the grader
+
+
+def test_every_attack_on_the_grader_earns_nothing_and_its_neighbours_are_graded_as_before(graded):
+    course = graded["course"]
+    code, _, printed = graded["hostile"]
+    assert code == 0, printed
+    for student in graded["attacks"]:
+        assert _scores(course, student) == NOTHING, student
+    assert _scores(course, "90-canary") == NOTHING
+    assert _scores(course, "95-honest") == FULL
+
+
+def test_the_grading_environment_is_the_same_after_the_batch(graded):
+    before, after = graded["checksums"]
+    assert before == after
+    import numpy
+
+    assert not (Path(numpy.__file__).parents[1] / f"zz_{MARKER}.pth").exists()  # where the attack wrote it
+
+
+def test_nothing_of_the_batch_outlives_it_nor_holds_it_up(graded):
+    """The daemon would have slept 90 s, then rewritten the gradebook: the batch of nine
+    submissions (one of them waits out a 10 s cell limit) took far less, and left no process."""
+    assert graded["left"] == []
+    _, seconds, printed = graded["hostile"]
+    assert seconds < 240, printed
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{graded['course'] / 'gradebook.db'}") as gradebook:
+        scored = [grade.manual_score for student in gradebook.students for grade in _grades(gradebook, student.id)]
+    assert all(score is None for score in scored)
+
+
+def _grades(gradebook, student: str):
+    submission = gradebook.find_submission(ASSIGNMENT, student)
+    return [grade for notebook in submission.notebooks for grade in notebook.grades]
+
+
+def test_a_kernel_reads_nothing_of_the_grader_or_the_class(graded):
+    course = graded["course"]
+    snoop = next(s for s in graded["attacks"] if s.endswith("snoop"))
+    seen = _autograded(course, snoop) + _feedback(course, snoop)
+    assert SECRET not in seen and "POSENC_TEST_SECRET" not in seen
+    assert MARKER not in seen  # the honest student's answer cell carries the marker
+    assert "95-honest" not in seen  # no classmate's folder was listed
+
+
+# --------------------------------------------------------------------------- a class
+
+
+@pytest.mark.parametrize("student", list(CLASS))
 def test_autograded_scores(graded, student):
-    assert _scores(graded, student) == EXPECTED[student]
+    code, _, printed = graded["class"]
+    assert code == 0, printed
+    assert _scores(graded["course"], student) == EXPECTED[student]
+
+
+def test_honest_forms_are_graded_and_told_what_was_cut(graded):
+    feedback = _feedback(graded["course"], "honest-forms")
+    assert "output truncated" in feedback  # 50 MB of prints, kept in part
+    assert "did not stop when interrupted" in feedback and "grading went on" in feedback
+    assert len(feedback) < 8 * 2**20
 
 
 def test_the_release_has_no_solution_and_no_hidden_test(graded):
-    text = (graded / "release" / ASSIGNMENT / CHAPTER.name).read_text()
-    for line in ("w_interleaved[perm]", "np.sin(7 * omega_6)", "BEGIN HIDDEN TESTS", "_grading", "BEGIN SOLUTION"):
+    text = (graded["course"] / "release" / ASSIGNMENT / CHAPTER.name).read_text()
+    for line in ("w_interleaved[perm]", "np.sin(7 * omega_6)", "BEGIN HIDDEN TESTS", "_record", "BEGIN SOLUTION"):
         assert line not in text
 
 
-def test_feedback_names_the_mistake_and_the_shortcut(graded):
-    mistakes = _feedback(graded, "mistakes")
+def test_feedback_names_the_mistake_and_the_shortcut_and_never_the_hidden_tests(graded):
+    course = graded["course"]
+    mistakes = _feedback(course, "mistakes")
     assert "sine and cosine are swapped" in mistakes
-    shortcut = _feedback(graded, "shortcut-and-loop")
-    assert "calls `sinusoidal_encoding`, which does it for you" in shortcut.replace("&#x60;", "`")
-    assert "CellTimeoutError" in shortcut
+    shortcut = _feedback(course, "shortcut-and-loop")
+    assert "calls `sinusoidal_encoding`, which does it for you" in shortcut
+    assert "ran longer than its limit of 10 s" in shortcut
+    for student in CLASS:
+        feedback = _feedback(course, student)
+        assert "BEGIN HIDDEN TESTS" not in feedback and "_record.record(" not in feedback, student
+        assert "'forbid'" not in feedback, student
 
 
 def _flag_lines(course: Path, student: str) -> list[str]:
     """The feedback's "Tampering suspected" lines (one per exercise that has one)."""
-    import html
-    import re
-
-    text = html.unescape(re.sub(r"<[^>]+>", "", _feedback(course, student)))
+    text = re.sub(r"<[^>]+>", "", _feedback(course, student))
     return [line for line in text.splitlines() if "Tampering suspected (ex-04-" in line]
 
 
 @pytest.mark.parametrize("student", sorted(TAMPERED))
 def test_tampering_is_flagged_once_per_exercise(graded, student):
-    lines = _flag_lines(graded, student)
+    lines = _flag_lines(graded["course"], student)
     assert sorted(line.split("(")[1].split(")")[0] for line in lines) == sorted(POINTS), lines
 
 
 @pytest.mark.parametrize("student", HONEST)
 def test_honest_submissions_are_never_flagged(graded, student):
     assert student not in TAMPERED
-    assert _flag_lines(graded, student) == []
-    assert "Tampering" not in _feedback(graded, student)
+    assert _flag_lines(graded["course"], student) == []
+    assert "Tampering" not in _feedback(graded["course"], student)
 
 
 def test_tampering_is_named_in_the_feedback(graded):
     """What each kind did, in its words, so that an instructor knows where to look."""
     seen = {
-        "tamper-machinery": "CheckResult.__bool__` was replaced",
+        "tamper-machinery": "imports `posenc_helpers.checks._core`",
         "tamper-input-transformer": "the test cell did not record the answer",
         "tamper-exception-handler": "custom exception handler",
         "tamper-numpy-patched": "`numpy.allclose` was replaced",
         "tamper-fake-module": "sys.modules",
         "tamper-import-hook": "__import__",
         "tamper-forged-record": "a record outside its test cell",
+        "tamper-thread-forged-record": "imports `threading`",
         "tricks": "redefines `check_encoding_row`",
     }
     for student, words in seen.items():
-        assert any(words in line for line in _flag_lines(graded, student)), (student, _flag_lines(graded, student))
+        lines = _flag_lines(graded["course"], student)
+        assert any(words in line for line in lines), (student, lines)
 
 
 def test_feedback_shows_each_message_and_never_the_answer(graded):
-    import html
-
     import numpy as np
 
     from posenc_helpers import sinusoidal_encoding
 
-    text = html.unescape(_feedback(graded, "mistakes"))
+    course = graded["course"]
+    text = _feedback(course, "mistakes")
     assert "sine and cosine are swapped" in text
     assert "ex-04-wavelength: not answered yet" in text
     assert "Correct: the [sines | cosines] table" in text  # the visible check's message on the right answer
     row = sinusoidal_encoding(np.array([7]), 6)[0]
-    for student in SUBMISSIONS:
-        feedback = html.unescape(_feedback(graded, student))
+    for student in CLASS:
+        feedback = _feedback(course, student)
+        if student in ("correct", "honest-forms", "alias", "shortcut-and-loop"):
+            continue  # their own right answer, which they printed or computed, is theirs to see
         for value in row[:2]:  # the answer to ex-04-row, as the feedback would print it
             assert f"{value:.4f}" not in feedback and repr(float(value)) not in feedback, student
         assert "recorded for grading" not in feedback, student  # the records do not reach students
@@ -187,38 +357,27 @@ def test_feedback_shows_each_message_and_never_the_answer(graded):
 def test_written_answers_wait_for_a_person(graded):
     from nbgrader.api import Gradebook
 
-    with Gradebook(f"sqlite:///{graded / 'gradebook.db'}") as gradebook:
+    with Gradebook(f"sqlite:///{graded['course'] / 'gradebook.db'}") as gradebook:
         answered = gradebook.find_grade("ex-04-norm", CHAPTER.stem, ASSIGNMENT, "untouched")
         assert answered.score == 0  # untouched answer cell: nbgrader gives 0 by its checksum
         assert gradebook.find_submission(ASSIGNMENT, "correct").max_score == sum(POINTS.values()) + 2
 
 
-def test_make_grade_regrades_in_parallel_with_the_same_scores(graded, capsys):
-    """tools/course/grade.py (make grade) runs nbgrader autograde for two students at once."""
-    from tools.course import grade
-
-    chosen = ["correct", "tamper-machinery"]
-    assert (
-        grade.main(
-            [
-                ASSIGNMENT,
-                "--course",
-                str(graded),
-                "--jobs",
-                "2",
-                "--timeout",
-                "30",
-                *sum([["--student", s] for s in chosen], []),
-            ]
-        )
-        == 0
-    )
-    printed = capsys.readouterr().out
-    assert "ch04: 2 submissions in " in printed and "with 2 at a time" in printed
-    for student in chosen:
-        assert _scores(graded, student) == EXPECTED[student]
+def test_make_grade_lists_the_flags_and_the_time_of_each_submission(graded):
+    _, _, printed = graded["class"]
+    assert f"{ASSIGNMENT}: {len(CLASS)} submissions in " in printed and "with 2 at a time" in printed
     assert sum("tamper-machinery: Tampering suspected (ex-04-" in line for line in printed.splitlines()) == 3
     assert "correct: Tampering" not in printed
+    assert re.search(r"  correct: \d+\.\d s", printed)
+
+
+def test_make_grade_refuses_to_grade_without_a_sandbox_unless_told(graded, monkeypatch, capsys):
+    from tools.course import grade
+
+    monkeypatch.setattr(sandbox, "available", lambda: "bubblewrap (bwrap) is not installed")
+    assert grade.main([ASSIGNMENT, "--course", str(graded["course"]), "--student", "correct"]) == 2
+    message = capsys.readouterr().err
+    assert "bubblewrap" in message and "UNSAFE=1" in message
 
 
 @pytest.mark.parametrize(
@@ -228,5 +387,5 @@ def test_make_grade_regrades_in_parallel_with_the_same_scores(graded, capsys):
 def test_make_grade_reports_bad_input(graded, capsys, arguments, words):
     from tools.course import grade
 
-    assert grade.main([*arguments, "--course", str(graded)]) == 2
+    assert grade.main([*arguments, "--course", str(graded["course"])]) == 2
     assert words in capsys.readouterr().err

@@ -1,10 +1,9 @@
-"""tools/course and posenc_helpers.checks._grading on small notebooks written by hand."""
+"""tools/course on small notebooks written by hand."""
 
 from __future__ import annotations
 
 import pytest
 
-from posenc_helpers.checks import CheckResult, _grading
 from tools import course
 
 
@@ -46,7 +45,7 @@ def test_course_notebook_moves_the_solution_into_the_answer_cell_and_adds_hidden
     assert sources[1] == "x = None  # your answer\n### BEGIN SOLUTION\nx = 2 + 1\n### END SOLUTION"
     # the hidden tests come first and only record what the check is given; the grader judges it
     assert sources[2] == (
-        "### BEGIN HIDDEN TESTS\nfrom posenc_helpers.checks import _record\n\n_record.record("
+        "### BEGIN HIDDEN TESTS\nfrom posenc_helpers.grading import record as _record\n\n_record.record("
         "{'label': 'ex-a', 'check': 'check_a', 'answers': ['x'], 'forbid': ['helper_a'], 'require': []}, x, n=3)"
         "\n### END HIDDEN TESTS\ncheck_a(x, n=3)"
     )
@@ -97,45 +96,6 @@ def test_student_copies_never_overwrite_without_force(tmp_path):
     assert (tmp_path / "out" / "04_x.ipynb").read_text() == "{}"
 
 
-def test_original_is_the_package_check_whatever_the_notebook_did():
-    import posenc_helpers.checks.ch04_sine_cosine_pairs as module
-
-    saved = module.check_encoding_row
-    module.check_encoding_row = lambda *args, **kwargs: CheckResult("correct", "Correct: fake")
-    try:
-        check = _grading.original("check_encoding_row")
-        with pytest.raises(AssertionError):
-            check([0.0] * 4, 2, 4)  # a wrong row, rejected by the real check
-    finally:
-        module.check_encoding_row = saved
-    with pytest.raises(ValueError, match="name must be"):
-        _grading.original("sinusoidal_encoding")
-
-
-def test_require_correct_gives_nothing_for_a_placeholder():
-    with pytest.raises(AssertionError, match="ex-a: not answered yet"):
-        _grading.require_correct(CheckResult("not attempted", "Not attempted yet."), "ex-a")
-    with pytest.raises(AssertionError):
-        _grading.require_correct("Correct: printed by hand", "ex-a")
-    _grading.require_correct(CheckResult("correct", "Correct: yes"), "ex-a")
-
-
-def test_require_own_code_reads_the_answer_cell_from_the_history():
-    history = ["import numpy as np", "pe = sinusoidal_encoding([7], 6)[0]", "x = 1", "check(pe)"]
-    with pytest.raises(AssertionError, match="calls `sinusoidal_encoding`, which does it for you"):
-        _grading.require_own_code(history, "ex-a", answers=["pe"], forbid=["sinusoidal_encoding"])
-    later = [*history[:-1], "pe = np.sin(7 * w)", "check(pe)"]  # answered again, by hand
-    _grading.require_own_code(later, "ex-a", answers=["pe"], forbid=["sinusoidal_encoding"])
-    with pytest.raises(AssertionError, match="build the answer with `shift_matrix`"):
-        _grading.require_own_code(later, "ex-a", answers=["pe"], require=["shift_matrix"])
-    as_function = ["def f(t):\n    return alibi_slopes(8) * t", "check(f)"]
-    with pytest.raises(AssertionError, match="`alibi_slopes`"):
-        _grading.require_own_code(as_function, "ex-b", answers=["f"], forbid=["alibi_slopes"])
-    aliased = ["from posenc_helpers import alibi_slopes as s\nslopes = s(20)", "check(slopes)"]
-    with pytest.raises(AssertionError, match="`alibi_slopes`"):
-        _grading.require_own_code(aliased, "ex-c", answers=["slopes"], forbid=["alibi_slopes"])
-
-
 def test_myst_becomes_plain_markdown():
     cells = [_md("$$\na\n$$ (eq-a)\n\ntext\n\n$$\nb\n$$ (eq-b)"), _md("$$\nc\n$$ (eq-a)")]
     assert course.equation_numbers(cells) == {"eq-a": 1, "eq-b": 2}
@@ -173,7 +133,7 @@ def test_student_branch_holds_the_release_the_package_and_binder_requirements(tm
     out = tmp_path / "branch"
     course.write_student_branch(tmp_path / "course", out)
     assert (out / "notebooks" / "04_x.ipynb").read_text() == "{}"
-    assert (out / "posenc_helpers" / "checks" / "_grading.py").is_file()
+    assert (out / "posenc_helpers" / "checks" / "_core.py").is_file()
     assert not list(out.rglob("__pycache__"))
     for name in ("pyproject.toml", "LICENSE", "LICENSE-TEXT", "README.md"):
         assert (out / name).is_file(), name
@@ -245,7 +205,7 @@ def test_every_graded_cell_of_every_chapter_has_its_hidden_tests(path):
     }
     assert graded.keys() == exercises.keys()
     from posenc_helpers import checks
-    from posenc_helpers.checks._verdict import released_spec
+    from posenc_helpers.grading.verdict import released_spec
 
     for label, text in graded.items():
         assert text.startswith("### BEGIN HIDDEN TESTS\n")

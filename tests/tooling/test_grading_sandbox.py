@@ -30,7 +30,10 @@ if _REASON is not None and os.environ.get("POSENC_REQUIRE_SANDBOX"):
 pytestmark = pytest.mark.skipif(_REASON is not None, reason=f"no sandbox: {_REASON}")
 
 # What every snippet starts with: the result pipe's descriptor is the last argument.
-_PRELUDE = "import json, os, sys\nout = os.fdopen(int(sys.argv[-1]), 'w')\ndef send(value):\n    json.dump(value, out); out.close()\n"
+_PRELUDE = (
+    "import json, os, sys\nout = os.fdopen(int(sys.argv[-1]), 'w')\n"
+    "def send(value):\n    json.dump(value, out); out.close()\n"
+)
 
 
 def _run(code: str, **kwargs) -> tuple[object, sandbox.SandboxRun]:

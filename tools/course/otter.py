@@ -61,7 +61,7 @@ AUTOGRADER_FILES = "/autograder/source/files"
 SETUP_SANDBOX = (
     "\n# The course's plugin runs each submission in a bubblewrap sandbox where the container allows\n"
     "# one, else as a user of its own (posenc_helpers.grading.sandbox).\n"
-    "apt-get install -y bubblewrap || true\n"
+    "apt-get update && apt-get install -y bubblewrap || true\n"
 )
 
 
@@ -221,7 +221,7 @@ def _rewrite_zip(path: Path, plugin: dict[str, Any]) -> None:
     members["otter_config.json"] = json.dumps(config, indent=2).encode()
     setup = members["setup.sh"].decode()
     if SETUP_SANDBOX not in setup:
-        members["setup.sh"] = setup.replace("apt-get clean\n", "apt-get clean\n" + SETUP_SANDBOX, 1).encode()
+        members["setup.sh"] = (setup.rstrip("\n") + "\n" + SETUP_SANDBOX).encode()
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as new:
         for name, data in members.items():
             new.writestr(name, data)

@@ -116,8 +116,9 @@ def setup(app: Sphinx) -> dict[str, object]:
     app.connect("config-inited", student.configure_student_edition, priority=200)
     app.connect("config-inited", math.require_node)
     app.connect("config-inited", version.configure_version)
-    # builder-inited: the notebooks are clean.
+    # builder-inited: the notebooks are clean. source-read: the student edition's guide.
     app.connect("builder-inited", guard.refuse_unclean_notebooks)
+    app.connect("source-read", student.replace_instructor_guide)
     # env-get-updated: around Sphinx's own numbering (the toctree collector, priority 500).
     app.connect("env-get-updated", numbering.restore_sphinx_numbers, priority=100)
     app.connect("env-get-updated", numbering.number_sections, priority=600)

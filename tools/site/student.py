@@ -7,6 +7,10 @@ The student-book target builds from a generated copy of ``_config.yml`` with
 * every solution is left out of the site, gated ``solution-start`` /
   ``solution-end`` blocks (with their code cells) as well as plain
   ``{solution}`` directives;
+* the instructor guide (``book/instructor_guide``) is read as a short page that says
+  it is for instructors: how the course grades, and what it does and does not
+  resist, is not for the class to read (the page keeps its name, so the links to it
+  still resolve);
 * no page source is copied into the site, and the download button is dropped,
   since a downloaded page would carry its solutions. The launch buttons stay:
   ``tools/student_book.py`` points them at the repository's student branch
@@ -38,6 +42,21 @@ class RemoveSolutions(SphinxTransform):
             return
         for node in list(self.document.findall(solution_node)):
             node.parent.remove(node)
+
+
+#: The instructor guide's page, and what the student edition shows in its place.
+INSTRUCTOR_GUIDE = "book/instructor_guide"
+INSTRUCTOR_GUIDE_STUB = """# Instructor guide
+
+This page is for the instructors who assign the book: it is not part of the student
+edition. The chapters, {doc}`how_to_use` and the {doc}`glossary` are all here.
+"""
+
+
+def replace_instructor_guide(app: Any, docname: str, source: list[str]) -> None:
+    """``source-read``: in the student edition, the instructor guide's text is the stub."""
+    if app.config.posenc_student_edition and docname == INSTRUCTOR_GUIDE:
+        source[0] = INSTRUCTOR_GUIDE_STUB
 
 
 def configure_student_edition(app: Any, config: Any) -> None:
