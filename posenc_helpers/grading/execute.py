@@ -38,6 +38,7 @@ from typing import Any
 
 from . import sandbox
 from .values import RECORD_MIME
+from .verdict import source_digest
 
 __all__ = [
     "TEXT_BYTES",
@@ -45,6 +46,7 @@ __all__ = [
     "RECORD_BYTES",
     "Executed",
     "execute_notebook",
+    "graded_cells",
     "main",
 ]
 
@@ -56,40 +58,6 @@ INTERRUPT_GRACE = 10.0  # seconds a cell has to stop after an interrupt
 KERNEL_START = 120.0  # seconds for a kernel to start
 MAX_RESTARTS = 3
 INPUT_BYTES = 16 * 2**20  # the submission folder's other files sent in with the notebook
-
-#: The environment of the sandbox: no variable of the grader's reaches the student's code.
-SANDBOX_HOME = "/tmp/home"
-
-
-def sandbox_environment(home: str = SANDBOX_HOME, lab_store: str | None = None) -> dict[str, str]:
-    """The variables a sandboxed kernel sees: its own home and caches, one thread per
-    numeric library (so that two sandboxes share two cores), no bytecode written."""
-    env = {
-        "HOME": home,
-        "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
-        "TMPDIR": "/tmp" if home == SANDBOX_HOME else str(Path(home).parent),
-        "MPLBACKEND": "Agg",
-        "MPLCONFIGDIR": f"{home}/.config/matplotlib",
-        "IPYTHONDIR": f"{home}/.ipython",
-        "JUPYTER_RUNTIME_DIR": f"{home}/.local/share/jupyter/runtime",
-        "JUPYTER_PLATFORM_DIRS": "1",
-        "XDG_CACHE_HOME": f"{home}/.cache",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONHASHSEED": "0",
-        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-        "OPENBLAS_NUM_THREADS": "1",
-        "OMP_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
-        "JAX_PLATFORMS": "cpu",
-        "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
-        "TQDM_DISABLE": "1",
-    }
-    if lab_store is not None:
-        env["POSENC_LAB_CACHE"] = lab_store
-    return env
-
 
 # --------------------------------------------------------------------------- inside the sandbox
 
@@ -401,6 +369,26 @@ def execute_notebook(
     return Executed(merged, seconds, problem, run)
 
 
+def graded_cells(
+    submitted: list[dict[str, Any]], released: set[str], record_cells: dict[str, str]
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """The cells the sandbox runs: the submission's, without otter's own released cells (its
+    ``grader = otter.Notebook()`` and ``grader.check()``, which need otter's test files), then one
+    recording cell per exercise; and the index of each exercise's recording cell."""
+    cells = []
+    for cell in submitted:
+        text = _source(cell)
+        otters = "import otter" in text or "grader." in text
+        if cell.get("cell_type") == "code" and otters and source_digest(text) in released:
+            continue
+        cells.append({**cell, "outputs": [], "execution_count": None} if cell.get("cell_type") == "code" else cell)
+    places = {}
+    for label, source in record_cells.items():
+        places[label] = len(cells)
+        cells.append({"cell_type": "code", "metadata": {}, "source": source, "outputs": [], "execution_count": None})
+    return cells, places
+
+
 def _source(cell: Mapping[str, Any]) -> str:
     source = cell.get("source", "")
     return "".join(source) if isinstance(source, list) else str(source)
@@ -432,7 +420,7 @@ def _run(
     return sandbox.run(
         argv,
         stdin=json.dumps(job).encode(),
-        env=sandbox_environment(lab_store=store),
+        env=sandbox.sandbox_environment(lab_store=store),
         readonly=readonly,
         writable=writable,
         tmpfs=tmpfs,
@@ -468,7 +456,7 @@ def _run_on_host(
             for path in sorted(lab_store.glob("*.pickle")):
                 (linked / path.name).symlink_to(path.resolve())
             store = str(linked)
-    env = sandbox_environment(str(scratch / "home"), store)
+    env = sandbox.sandbox_environment(str(scratch / "home"), store)
     return sandbox.run(
         argv, stdin=json.dumps(job).encode(), env=env, limits=limits, isolation=isolation, owner_of=owned
     )

@@ -38,36 +38,16 @@ from otter.plugins import AbstractOtterPlugin  # type: ignore[import-untyped]
 from otter.test_files.abstract_test import TestCase, TestCaseResult  # type: ignore[import-untyped]
 
 from . import sandbox
-from .execute import execute_notebook
+from .execute import execute_notebook, graded_cells
 from .reference import Reference, cell_timeouts, reference_key, wall_limit
 from .verdict import ExerciseSpec, Verdict, grade, source_digest
 
-__all__ = ["GradeFromRecords", "graded_cells"]
+__all__ = ["GradeFromRecords"]
 
 
 def _source(cell: Any) -> str:
     source = cell.get("source", "")
     return "".join(source) if isinstance(source, list) else str(source)
-
-
-def graded_cells(
-    submitted: list[dict[str, Any]], released: set[str], record_cells: dict[str, str]
-) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    """The cells the sandbox runs: the submission's, without otter's own released cells (its
-    ``grader = otter.Notebook()`` and ``grader.check()``, which need otter's test files), then one
-    recording cell per exercise; and the index of each exercise's recording cell."""
-    cells = []
-    for cell in submitted:
-        text = _source(cell)
-        otters = "import otter" in text or "grader." in text
-        if cell.get("cell_type") == "code" and otters and source_digest(text) in released:
-            continue
-        cells.append({**cell, "outputs": [], "execution_count": None} if cell.get("cell_type") == "code" else cell)
-    places = {}
-    for label, source in record_cells.items():
-        places[label] = len(cells)
-        cells.append({"cell_type": "code", "metadata": {}, "source": source, "outputs": [], "execution_count": None})
-    return cells, places
 
 
 def _keep_only(submission: Path) -> None:

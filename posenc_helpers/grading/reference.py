@@ -128,8 +128,8 @@ def run_reference(
             raise RuntimeError(f"the release's test cell of {spec.label} recorded nothing: {errors[:1]}")
         records[spec.label] = {"args": found[0]["args"], "kwargs": found[0]["kwargs"]}
     seconds: dict[str, float] = {}
-    for cell, spent in zip(code, run.seconds, strict=True):
-        key = source_digest(_source(cell))
+    for released, spent in zip(code, run.seconds, strict=True):
+        key = source_digest(_source(released))
         seconds[key] = max(seconds.get(key, 0.0), float(spent))
     return Reference(reference_key(code_digests(cells)), records, seconds, float(sum(run.seconds)))
 

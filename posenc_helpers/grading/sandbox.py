@@ -59,6 +59,8 @@ __all__ = [
     "run",
     "runtime_paths",
     "sandbox_command",
+    "sandbox_environment",
+    "SANDBOX_HOME",
 ]
 
 #: The first uid a sandbox runs as when the grader is root (slot 0); slot k runs as
@@ -74,6 +76,40 @@ _ETC = (
     "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "nsswitch.conf", "passwd", "group", "hosts", "host.conf",
     "localtime", "fonts", "mime.types", "alternatives",
 )  # fmt: skip
+
+
+#: The environment of the sandbox: no variable of the grader's reaches the student's code.
+SANDBOX_HOME = "/tmp/home"
+
+
+def sandbox_environment(home: str = SANDBOX_HOME, lab_store: str | None = None) -> dict[str, str]:
+    """The variables a sandboxed kernel sees: its own home and caches, one thread per
+    numeric library (so that two sandboxes share two cores), no bytecode written."""
+    env = {
+        "HOME": home,
+        "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TMPDIR": "/tmp" if home == SANDBOX_HOME else str(Path(home).parent),
+        "MPLBACKEND": "Agg",
+        "MPLCONFIGDIR": f"{home}/.config/matplotlib",
+        "IPYTHONDIR": f"{home}/.ipython",
+        "JUPYTER_RUNTIME_DIR": f"{home}/.local/share/jupyter/runtime",
+        "JUPYTER_PLATFORM_DIRS": "1",
+        "XDG_CACHE_HOME": f"{home}/.cache",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONHASHSEED": "0",
+        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "JAX_PLATFORMS": "cpu",
+        "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
+        "TQDM_DISABLE": "1",
+    }
+    if lab_store is not None:
+        env["POSENC_LAB_CACHE"] = lab_store
+    return env
 
 
 class SandboxUnavailable(RuntimeError):
@@ -166,13 +202,15 @@ def environment_digest(paths: Sequence[Path] | None = None) -> str:
     """A fingerprint of every file under the grading runtime (:func:`runtime_paths`): each
     file's path, size, mode and modification time (about 0.2 s for 26 000 files). A file
     added (a ``.pth``), removed or rewritten changes it; the sandbox shows these folders
-    read-only, so between two submissions it never should."""
+    read-only, so between two submissions it never should. Bytecode caches
+    (``__pycache__``) are left out: any Python process that imports a module for the
+    first time writes them (the grader itself, or a test running beside it)."""
     import hashlib
 
     digest = hashlib.sha256()
     for root in paths if paths is not None else runtime_paths():
         for folder, dirs, files in os.walk(root):
-            dirs.sort()
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
             for name in sorted(files):
                 path = os.path.join(folder, name)
                 with contextlib.suppress(OSError):
@@ -282,12 +320,12 @@ def sandbox_command(
                 out += ["--perms", "0755", "--dir", str(parent)]
         return out
 
+    size = str(int(limits.tmp_bytes))  # /tmp first: a checkout under /tmp is shown inside it
+    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
     args += ["--perms", "0755", "--dir", "/etc"] + _system_binds()
     made.add("/etc")
     for path in runtime_paths():
         args += folders_above(str(path)) + ["--ro-bind", str(path), str(path)]
-    size = str(int(limits.tmp_bytes))
-    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
     for folder in tmpfs:  # before the binds, which may show files inside them
         args += folders_above(folder) + ["--perms", "1777", "--size", size, "--tmpfs", folder]
     for item in readonly:

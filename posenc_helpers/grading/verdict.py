@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .sandbox import sandbox_environment
 from .scan import answer_cell, names_used, scan_cells
 from .values import RECORD_MIME
 
@@ -288,8 +289,6 @@ def judge(items: Sequence[dict[str, Any]], *, timeout: float = VERDICT_TIMEOUT) 
     environment has it, with the numeric libraries single-threaded as in the sandbox."""
     if not items:
         return []
-    from .execute import sandbox_environment
-
     numeric = {k: v for k, v in sandbox_environment().items() if k.endswith("_THREADS") or k == "XLA_FLAGS"}
     process = subprocess.run(
         [sys.executable, "-I", "-S", "-B", "-c", _BOOT, json.dumps(_grading_paths())],

@@ -122,13 +122,16 @@ def _submit(course: Path, student: str, edits: dict[str, str]) -> None:
 
 
 def _checksum() -> str:
-    """SHA-256 over the content of every file of the grading environment and the package."""
+    """SHA-256 over the content of every file of the grading environment and the package, but
+    bytecode caches (which any process importing a module the first time writes: the other
+    lanes of make test run beside this one; the planted .pyc is looked for by name)."""
     digest = hashlib.sha256()
     for root in sandbox.runtime_paths():
         if root.is_relative_to(Path(sys.base_prefix)) and root != Path(sys.prefix):
             continue  # the Python installation: read-only to a sandbox like the rest, and large
         for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()):
-            digest.update(str(path).encode() + b"\0" + path.read_bytes())
+            if "__pycache__" not in path.parts:
+                digest.update(str(path).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
 
@@ -231,15 +234,22 @@ def test_the_grading_environment_is_the_same_after_the_batch(graded):
     assert before == after
     import numpy
 
+    import posenc_helpers.checks
+
     assert not (Path(numpy.__file__).parents[1] / f"zz_{MARKER}.pth").exists()  # where the attack wrote it
+    planted = Path(posenc_helpers.checks.__file__).parent / "__pycache__" / "_core.cpython-311.pyc"
+    assert not planted.exists() or MARKER.encode() not in planted.read_bytes()
 
 
 def test_nothing_of_the_batch_outlives_it_nor_holds_it_up(graded):
-    """The daemon would have slept 90 s, then rewritten the gradebook: the batch of nine
-    submissions (one of them waits out a 10 s cell limit) took far less, and left no process."""
+    """The daemon would have slept 90 s, then rewritten the gradebook, and held the pipes it
+    inherited until then (before the sandbox that stalled make grade for 742 s): its submission
+    was graded in the time of an ordinary one, and no process of the batch is left."""
     assert graded["left"] == []
-    _, seconds, printed = graded["hostile"]
-    assert seconds < 240, printed
+    _, _, printed = graded["hostile"]
+    seconds = {m[1]: float(m[2]) for m in re.finditer(r"^  (\S+): (\d+\.\d) s$", printed, re.MULTILINE)}
+    daemon = next(s for s in graded["attacks"] if s.endswith("daemon"))
+    assert seconds[daemon] < max(60.0, 3 * seconds["90-canary"]), printed
     from nbgrader.api import Gradebook
 
     with Gradebook(f"sqlite:///{graded['course'] / 'gradebook.db'}") as gradebook:

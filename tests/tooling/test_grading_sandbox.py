@@ -204,3 +204,32 @@ def test_the_environment_digest_sees_a_planted_file(tmp_path):
     assert sandbox.environment_digest([tmp_path]) == before
     (tmp_path / "zz.pth").write_text("import os")
     assert sandbox.environment_digest([tmp_path]) != before
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="isolation 'user' needs root")
+def test_without_namespaces_a_user_of_its_own_keeps_the_grader_s_files(tmp_path):
+    """Where bubblewrap cannot make namespaces (Gradescope's container), the command runs as a
+    user of its own: root's files are read-only to it, and its daemons die with it."""
+    marker = f"sleep {os.getpid() % 1000 + 8000}"
+    seen, run = _run(
+        f"""
+        import numpy
+        try:
+            open(os.path.join(os.path.dirname(numpy.__file__), "zz_planted.pth"), "w")
+            wrote = True
+        except OSError as error:
+            wrote = error.strerror
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                os.execvp("sleep", {marker.split()!r})
+            os._exit(0)
+        send({{"uid": os.getuid(), "wrote": wrote}})
+        """,
+        isolation="user",
+        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )
+    assert seen is not None, run.log
+    assert seen["uid"] >= sandbox.UID_BASE and seen["wrote"] == "Permission denied"
+    time.sleep(0.5)
+    assert [p for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline(p) == marker] == []

@@ -188,7 +188,7 @@ def released_cells(student: dict[str, Any], record_cells: dict[str, str]) -> tup
     """What the plugin's grader runs for the release (the student notebook as handed out,
     without otter's own cells, then the recording cells), and the digests of every code cell
     handed out."""
-    from posenc_helpers.grading.otter import graded_cells
+    from posenc_helpers.grading.execute import graded_cells
     from posenc_helpers.grading.verdict import source_digest
 
     digests = sorted({source_digest(cell_source(c)) for c in student["cells"] if c["cell_type"] == "code"})
