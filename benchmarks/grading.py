@@ -67,10 +67,17 @@ def _autograde(course: Path, name: str, student: str, *, unsafe: bool = False) -
     """Seconds of ``nbgrader autograde`` on one submission (in its sandbox unless ``unsafe``)."""
     from tools.course import run_nbgrader
 
-    env = {**os.environ, "POSENC_GRADING_UNSAFE": "1"} if unsafe else None
-    start = time.perf_counter()
-    run_nbgrader(["autograde", name, f"--student={student}", "--force"], course, capture_output=True, env=env)
-    return time.perf_counter() - start
+    saved = os.environ.pop("POSENC_GRADING_UNSAFE", None)
+    if unsafe:
+        os.environ["POSENC_GRADING_UNSAFE"] = "1"  # nbgrader's process inherits it
+    try:
+        start = time.perf_counter()
+        run_nbgrader(["autograde", name, f"--student={student}", "--force"], course, capture_output=True)
+        return time.perf_counter() - start
+    finally:
+        os.environ.pop("POSENC_GRADING_UNSAFE", None)
+        if saved is not None:
+            os.environ["POSENC_GRADING_UNSAFE"] = saved
 
 
 def bench_grading() -> list[Any]:

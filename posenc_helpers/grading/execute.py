@@ -55,6 +55,8 @@ DATA_BYTES = 8 * 2**20  # other output data a cell keeps (images, HTML)
 RECORD_BYTES = 48 * 2**20  # one grading record (its values are at most 32 MiB before base64)
 RECORDS_PER_CELL = 4
 INTERRUPT_GRACE = 10.0  # seconds a cell has to stop after an interrupt
+QUIET = 5.0  # seconds without a message of a cell, after its reply, before it counts as done
+NOT_STARTED = 20.0  # seconds after which a cell the kernel has not begun counts as lost
 KERNEL_START = 120.0  # seconds for a kernel to start
 MAX_RESTARTS = 3
 INPUT_BYTES = 16 * 2**20  # the submission folder's other files sent in with the notebook
@@ -134,7 +136,7 @@ class _Runner:
         self.km = KernelManager(kernel_name="python3")
         self.km.start_kernel(cwd=workdir)
         self.kc = self._client()
-        self.done: list[str] = []  # sources of the cells that ran to their end
+        self.done: list[tuple[str, float]] = []  # the cells that ran to their end, with their limits
         self.restarts = 0
 
     def _client(self) -> Any:
@@ -151,29 +153,41 @@ class _Runner:
         self.kc.stop_channels()
         self.km.restart_kernel(now=True)
         self.kc = self._client()
-        for source in self.done:
-            status = self.execute(source, _Cell(), timeout=None, replay=True)
-            if status in ("hung", "dead"):
-                return False
+        for source, timeout in self.done:
+            if self.execute(source, _Cell(), timeout=timeout, replay=True) in ("hung", "dead", "lost"):
+                return self.restart()
         return True
 
     def execute(self, source: str, cell: _Cell, *, timeout: float | None, replay: bool = False) -> str:
         """Run ``source``; its status: "ok", "error", "timeout" (stopped when interrupted),
-        "hung" (ran on after the interrupt) or "dead" (the kernel died)."""
+        "hung" (ran on after the interrupt), "dead" (the kernel died) or "lost" (the kernel
+        never began it: ipykernel 7 can lose a request under load and then sit idle).
+
+        The cell is done at the kernel's "idle" on IOPub, or, should that message be lost (a
+        PUB socket drops messages for a reader that falls behind, as one can on a busy machine),
+        once its reply has come on the shell channel and :data:`QUIET` seconds pass without
+        another message of the cell.
+        """
         from queue import Empty
 
         msg_id = self.kc.execute(source, store_history=not replay, allow_stdin=False, stop_on_error=False)
-        deadline = None if timeout is None else time.monotonic() + timeout
-        status, interrupted = "ok", None
+        sent = time.monotonic()
+        deadline = None if timeout is None else sent + timeout
+        status, interrupted, replied, started, last = "ok", None, False, False, sent
         while True:
+            replied = replied or self._replied(msg_id)
             now = time.monotonic()
+            if replied and now - last > QUIET:
+                return status
+            if not (started or replied) and now - sent > NOT_STARTED:
+                return "lost"
             wait = 1.0 if deadline is None else max(0.0, min(1.0, deadline - now))
             try:
                 msg = self.kc.get_iopub_msg(timeout=wait)
             except Empty:
                 if not self.km.is_alive():
                     return "dead"
-                if deadline is not None and time.monotonic() >= deadline:
+                if deadline is not None and time.monotonic() >= deadline and not replied:
                     if interrupted is None:
                         self.km.interrupt_kernel()
                         interrupted = time.monotonic()
@@ -184,6 +198,8 @@ class _Runner:
                 continue
             if msg.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
+            last = time.monotonic()
+            started = True
             kind, content = msg["msg_type"], msg["content"]
             if kind == "status" and content.get("execution_state") == "idle":
                 return status
@@ -198,6 +214,18 @@ class _Runner:
                 if kind == "error" and status == "ok":
                     status = "error"
                 cell.add(_output(msg))
+
+    def _replied(self, msg_id: str) -> bool:
+        """Whether the shell channel holds the reply to ``msg_id`` (the other replies are dropped)."""
+        from queue import Empty
+
+        while True:
+            try:
+                msg = self.kc.get_shell_msg(timeout=0)
+            except Empty:
+                return False
+            if msg.get("parent_header", {}).get("msg_id") == msg_id:
+                return True
 
     def close(self) -> None:
         try:
@@ -256,14 +284,21 @@ def run_job(job: Mapping[str, Any]) -> dict[str, Any]:
             start = time.monotonic()
             limit = float(item["timeout"])
             status = runner.execute(str(item["source"]), cell, timeout=limit)
+            if status == "lost":  # the kernel never began it: a fresh one runs it again, once
+                stopped = not runner.restart()
+                cell = _Cell()
+                status = "dead" if stopped else runner.execute(str(item["source"]), cell, timeout=limit)
+                status = "hung" if status == "lost" else status
             seconds.append(time.monotonic() - start)
             if status in ("ok", "error"):
-                runner.done.append(str(item["source"]))
+                runner.done.append((str(item["source"]), limit))
             elif status == "timeout":
                 cell.note(f"this cell ran longer than its limit of {limit:g} s and was interrupted.")
-            else:
+            elif not stopped:
                 cell.note(_contained(status, limit))
                 stopped = not runner.restart()
+            else:
+                cell.note("not run: the kernel could not be started again after an earlier cell.")
             results.append(cell.finish())
     finally:
         runner.close()
