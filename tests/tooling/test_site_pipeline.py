@@ -53,6 +53,7 @@ def test_setup_registers_one_build_finished_handler_and_the_config_time_parts():
         "config-inited",
         "env-get-updated",
         "html-page-context",
+        "source-read",  # the student edition reads a stub for the instructor guide
     ]
     # launch buttons before the student edition, which has the last word on them
     config_inited = [
