@@ -348,14 +348,7 @@ def as_whole_number(answer: Any, name: str, what: str = "number") -> int:
     accepted; booleans, other shapes, fractions and non-finite values fail.
     ``what`` names the number in messages, e.g. ``"position"``.
     """
-    if isinstance(answer, bool | np.bool_):
-        raise CheckFailed(f"{name} should be a whole number (a {what}), not a boolean.")
-    array = as_answer_array(answer, name)
-    if array.size != 1:
-        raise CheckFailed(f"{name} should be one {what} (a single whole number); yours has shape {array.shape}.")
-    value = float(array.ravel()[0])
-    if not np.isfinite(value):
-        raise CheckFailed(f"{name} should be a whole number (a {what}); yours is not a finite number (NaN or inf).")
+    value = _one_number(answer, name, what, "whole number")
     if value != round(value):
         raise CheckFailed(f"{name} should be a whole number (a {what}); yours is {value:.6g}.")
     return int(round(value))
@@ -368,14 +361,20 @@ def as_real_number(answer: Any, name: str, what: str = "number") -> float:
     strings, other shapes and non-finite values fail. ``what`` names the
     number in messages, e.g. ``"wavelength in tokens"``.
     """
+    return _one_number(answer, name, what, "number")
+
+
+def _one_number(answer: Any, name: str, what: str, kind: str) -> float:
+    """One finite number from an answer, or CheckFailed saying why it is not one (``kind``:
+    "number" or "whole number")."""
     if isinstance(answer, bool | np.bool_):
-        raise CheckFailed(f"{name} should be a number (a {what}), not a boolean.")
+        raise CheckFailed(f"{name} should be a {kind} (a {what}), not a boolean.")
     array = as_answer_array(answer, name)
     if array.size != 1:
-        raise CheckFailed(f"{name} should be a single number (a {what}); yours has shape {array.shape}.")
+        raise CheckFailed(f"{name} should be one {what} (a single {kind}); yours has shape {array.shape}.")
     value = float(array.ravel()[0])
     if not np.isfinite(value):
-        raise CheckFailed(f"{name} is not a finite number (NaN or inf).")
+        raise CheckFailed(f"{name} should be a {kind} (a {what}); yours is not a finite number (NaN or inf).")
     return value
 
 

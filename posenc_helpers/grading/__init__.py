@@ -8,8 +8,12 @@ module                                         what it does
 =============================================  =============================================
 :mod:`posenc_helpers.grading.sandbox`          runs a command in a bubblewrap sandbox, with
                                                limits; nothing of the grader is in reach
-:mod:`posenc_helpers.grading.execute`          runs a notebook's cells in a kernel inside the
-                                               sandbox and reads back only their outputs
+:mod:`posenc_helpers.grading.runtime`          what a sandbox is made of: the runtime's
+                                               folders, system files and environment
+:mod:`posenc_helpers.grading.execute`          sends a notebook's cells into the sandbox and
+                                               reads back only their outputs
+:mod:`posenc_helpers.grading.runner`           inside the sandbox: runs the cells in a
+                                               kernel, each with its time limit
 :mod:`posenc_helpers.grading.record`           what the hidden tests run in the kernel: they
                                                record the answers, never judge them
 :mod:`posenc_helpers.grading.reference`        the grader's own run of the release: the data

@@ -1,333 +1,31 @@
-"""Executing a submission inside the sandbox, and reading back what it printed.
+"""Executing a submission in the sandbox, and reading back what it printed.
 
-:func:`execute_notebook` is the grader's side: it sends the notebook's code cells
-(the sources the grader trusts: nbgrader has restored the locked cells) into a
-sandbox (:mod:`posenc_helpers.grading.sandbox`), where :func:`main` runs them one
-by one in a fresh IPython kernel, and merges the outputs that come back into the
-grader's own copy of the notebook, cell by cell. Only outputs come back: a cell's
-source, metadata and order are the grader's.
-
-Inside the sandbox, the runner drives the kernel with ``jupyter_client`` and
-
-* gives each cell its own time limit; a cell that runs past it is interrupted,
-  and a cell that does not stop when interrupted (a loop that catches
-  ``KeyboardInterrupt``), or a kernel that dies (out of memory, ``os._exit``), is
-  contained to its cell: the kernel is restarted, the cells before it run again
-  without their outputs, and the notebook goes on with the next cell;
-* keeps at most :data:`TEXT_BYTES` of text and :data:`DATA_BYTES` of other output
-  per cell (the rest is counted and dropped, with one line saying so), while the
-  grading records a hidden test displays (:data:`RECORD_MIME`) are kept whole up to
-  :data:`RECORD_BYTES` each;
-* writes the outputs as JSON to the result pipe, never to stdout, so nothing the
-  student's code prints can change them.
+:func:`execute_notebook` sends a notebook's code cells (the sources the grader
+trusts: nbgrader has restored the locked cells) into a sandbox
+(:mod:`posenc_helpers.grading.sandbox`), where :mod:`posenc_helpers.grading.runner`
+runs them one by one in a fresh IPython kernel, and merges the outputs that come
+back into the grader's own copy of the notebook, cell by cell. Only outputs come
+back, as JSON over a pipe of their own, checked against nbformat's schema: a
+cell's source, metadata and order are the grader's.
 """
 
 from __future__ import annotations
 
-import argparse
 import base64
 import json
-import os
 import sys
 import tempfile
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import sandbox
-from .values import RECORD_MIME
+from . import runtime, sandbox
 from .verdict import source_digest
 
-__all__ = [
-    "TEXT_BYTES",
-    "DATA_BYTES",
-    "RECORD_BYTES",
-    "Executed",
-    "execute_notebook",
-    "graded_cells",
-    "main",
-]
+__all__ = ["Executed", "execute_notebook", "graded_cells"]
 
-TEXT_BYTES = 1 * 2**20  # text a cell's outputs keep (streams, tracebacks, text/plain)
-DATA_BYTES = 8 * 2**20  # other output data a cell keeps (images, HTML)
-RECORD_BYTES = 48 * 2**20  # one grading record (its values are at most 32 MiB before base64)
-RECORDS_PER_CELL = 4
-INTERRUPT_GRACE = 10.0  # seconds a cell has to stop after an interrupt
-QUIET = 5.0  # seconds without a message of a cell, after its reply, before it counts as done
-NOT_STARTED = 20.0  # seconds after which a cell the kernel has not begun counts as lost
-KERNEL_START = 120.0  # seconds for a kernel to start
-MAX_RESTARTS = 3
 INPUT_BYTES = 16 * 2**20  # the submission folder's other files sent in with the notebook
-
-# --------------------------------------------------------------------------- inside the sandbox
-
-
-class _Cell:
-    """The outputs of one cell as they arrive, within the cell's byte budgets."""
-
-    def __init__(self) -> None:
-        self.outputs: list[dict[str, Any]] = []
-        self.text = 0
-        self.data = 0
-        self.records = 0
-        self.dropped = 0
-        self.clear_pending = False
-        self.execution_count: int | None = None
-
-    def add(self, output: dict[str, Any]) -> None:
-        if self.clear_pending:
-            self.outputs, self.clear_pending = [], False
-        data = output.get("data") or {}
-        if RECORD_MIME in data:
-            size = len(json.dumps(data[RECORD_MIME]))
-            if size <= RECORD_BYTES and self.records < RECORDS_PER_CELL:
-                self.records += 1
-                self.outputs.append(output)
-            else:
-                self.dropped += size
-            return
-        if output["output_type"] == "stream":
-            self._stream(output)
-            return
-        text = sum(len(str(v)) for k, v in data.items() if k.startswith("text/")) + len(
-            "".join(output.get("traceback", []))
-        )
-        other = sum(len(str(v)) for k, v in data.items() if not k.startswith("text/"))
-        if self.text + text > TEXT_BYTES or self.data + other > DATA_BYTES:
-            self.dropped += text + other
-            return
-        self.text += text
-        self.data += other
-        self.outputs.append(output)
-
-    def _stream(self, output: dict[str, Any]) -> None:
-        text = str(output.get("text", ""))
-        room = max(0, TEXT_BYTES - self.text)
-        kept = text[:room]
-        self.dropped += len(text) - len(kept)
-        if not kept:
-            return
-        self.text += len(kept)
-        last = self.outputs[-1] if self.outputs else None
-        if last is not None and last.get("output_type") == "stream" and last.get("name") == output.get("name"):
-            last["text"] += kept
-        else:
-            self.outputs.append({**output, "text": kept})
-
-    def note(self, text: str) -> None:
-        """One line from the grader in the cell's outputs (stderr, where notes go)."""
-        self.outputs.append({"output_type": "stream", "name": "stderr", "text": f"[grader] {text}\n"})
-
-    def finish(self) -> dict[str, Any]:
-        if self.dropped:
-            self.note(f"output truncated: {self.dropped} more characters were printed than the grader keeps.")
-        return {"outputs": self.outputs, "execution_count": self.execution_count}
-
-
-class _Runner:
-    """One kernel, the cells run so far (to run again after a restart), and their outputs."""
-
-    def __init__(self, workdir: str) -> None:
-        from jupyter_client import KernelManager
-
-        self.workdir = workdir
-        self.km = KernelManager(kernel_name="python3")
-        self.km.start_kernel(cwd=workdir)
-        self.kc = self._client()
-        self.done: list[tuple[str, float]] = []  # the cells that ran to their end, with their limits
-        self.restarts = 0
-
-    def _client(self) -> Any:
-        kc = self.km.client()
-        kc.start_channels()
-        kc.wait_for_ready(timeout=KERNEL_START)
-        return kc
-
-    def restart(self) -> bool:
-        """A fresh kernel with the finished cells run again (outputs discarded); False if it failed."""
-        if self.restarts >= MAX_RESTARTS:
-            return False
-        self.restarts += 1
-        self.kc.stop_channels()
-        self.km.restart_kernel(now=True)
-        self.kc = self._client()
-        for source, timeout in self.done:
-            if self.execute(source, _Cell(), timeout=timeout, replay=True) in ("hung", "dead", "lost"):
-                return self.restart()
-        return True
-
-    def execute(self, source: str, cell: _Cell, *, timeout: float | None, replay: bool = False) -> str:
-        """Run ``source``; its status: "ok", "error", "timeout" (stopped when interrupted),
-        "hung" (ran on after the interrupt), "dead" (the kernel died) or "lost" (the kernel
-        never began it: ipykernel 7 can lose a request under load and then sit idle).
-
-        The cell is done at the kernel's "idle" on IOPub, or, should that message be lost (a
-        PUB socket drops messages for a reader that falls behind, as one can on a busy machine),
-        once its reply has come on the shell channel and :data:`QUIET` seconds pass without
-        another message of the cell.
-        """
-        from queue import Empty
-
-        msg_id = self.kc.execute(source, store_history=not replay, allow_stdin=False, stop_on_error=False)
-        sent = time.monotonic()
-        deadline = None if timeout is None else sent + timeout
-        status, interrupted, replied, started, last = "ok", None, False, False, sent
-        while True:
-            replied = replied or self._replied(msg_id)
-            now = time.monotonic()
-            if replied and now - last > QUIET:
-                return status
-            if not (started or replied) and now - sent > NOT_STARTED:
-                return "lost"
-            wait = 1.0 if deadline is None else max(0.0, min(1.0, deadline - now))
-            try:
-                msg = self.kc.get_iopub_msg(timeout=wait)
-            except Empty:
-                if not self.km.is_alive():
-                    return "dead"
-                if deadline is not None and time.monotonic() >= deadline and not replied:
-                    if interrupted is None:
-                        self.km.interrupt_kernel()
-                        interrupted = time.monotonic()
-                        deadline = interrupted + INTERRUPT_GRACE
-                        status = "timeout"
-                    else:
-                        return "hung"
-                continue
-            if msg.get("parent_header", {}).get("msg_id") != msg_id:
-                continue
-            last = time.monotonic()
-            started = True
-            kind, content = msg["msg_type"], msg["content"]
-            if kind == "status" and content.get("execution_state") == "idle":
-                return status
-            if kind == "execute_input":
-                cell.execution_count = content.get("execution_count")
-            elif kind == "clear_output":
-                if content.get("wait"):
-                    cell.clear_pending = True
-                else:
-                    cell.outputs = []
-            elif kind in ("stream", "display_data", "execute_result", "error"):
-                if kind == "error" and status == "ok":
-                    status = "error"
-                cell.add(_output(msg))
-
-    def _replied(self, msg_id: str) -> bool:
-        """Whether the shell channel holds the reply to ``msg_id`` (the other replies are dropped)."""
-        from queue import Empty
-
-        while True:
-            try:
-                msg = self.kc.get_shell_msg(timeout=0)
-            except Empty:
-                return False
-            if msg.get("parent_header", {}).get("msg_id") == msg_id:
-                return True
-
-    def close(self) -> None:
-        try:
-            self.kc.stop_channels()
-        finally:
-            self.km.shutdown_kernel(now=True)
-
-
-def _output(msg: dict[str, Any]) -> dict[str, Any]:
-    kind, content = msg["msg_type"], msg["content"]
-    if kind == "stream":
-        return {"output_type": "stream", "name": content.get("name", "stdout"), "text": content.get("text", "")}
-    if kind == "error":
-        return {
-            "output_type": "error",
-            "ename": content.get("ename", ""),
-            "evalue": content.get("evalue", ""),
-            "traceback": list(content.get("traceback", [])),
-        }
-    output = {"output_type": kind, "data": content.get("data", {}), "metadata": content.get("metadata", {})}
-    if kind == "execute_result":
-        output["execution_count"] = content.get("execution_count")
-    return output
-
-
-def _prepare_workdir(job: Mapping[str, Any]) -> str:
-    workdir = Path(job.get("workdir") or tempfile.mkdtemp(prefix="work-"))
-    workdir.mkdir(parents=True, exist_ok=True)
-    for name, data in dict(job.get("files", {})).items():
-        target = workdir / Path(str(name)).name
-        target.write_bytes(base64.b64decode(data))
-    for variable in ("HOME", "MPLCONFIGDIR", "IPYTHONDIR", "JUPYTER_RUNTIME_DIR", "XDG_CACHE_HOME"):
-        if os.environ.get(variable):
-            Path(os.environ[variable]).mkdir(parents=True, exist_ok=True)
-    fonts = Path(str(job.get("font_list", "")))
-    if job.get("font_list") and fonts.is_file() and os.environ.get("MPLCONFIGDIR"):
-        (Path(os.environ["MPLCONFIGDIR"]) / fonts.name).write_bytes(fonts.read_bytes())
-    return str(workdir)
-
-
-def run_job(job: Mapping[str, Any]) -> dict[str, Any]:
-    """Run the job's code cells in one kernel (see the module docstring); the outputs per cell."""
-    cells = list(job["cells"])
-    runner = _Runner(_prepare_workdir(job))
-    results: list[dict[str, Any]] = []
-    seconds: list[float] = []
-    stopped = False
-    try:
-        for item in cells:
-            cell = _Cell()
-            if stopped:
-                cell.note("not run: the kernel could not be started again after an earlier cell.")
-                results.append(cell.finish())
-                seconds.append(0.0)
-                continue
-            start = time.monotonic()
-            limit = float(item["timeout"])
-            status = runner.execute(str(item["source"]), cell, timeout=limit)
-            if status == "lost":  # the kernel never began it: a fresh one runs it again, once
-                stopped = not runner.restart()
-                cell = _Cell()
-                status = "dead" if stopped else runner.execute(str(item["source"]), cell, timeout=limit)
-                status = "hung" if status == "lost" else status
-            seconds.append(time.monotonic() - start)
-            if status in ("ok", "error"):
-                runner.done.append((str(item["source"]), limit))
-            elif status == "timeout":
-                cell.note(f"this cell ran longer than its limit of {limit:g} s and was interrupted.")
-            elif not stopped:
-                cell.note(_contained(status, limit))
-                stopped = not runner.restart()
-            else:
-                cell.note("not run: the kernel could not be started again after an earlier cell.")
-            results.append(cell.finish())
-    finally:
-        runner.close()
-    return {"cells": results, "seconds": seconds, "restarts": runner.restarts}
-
-
-def _contained(status: str, limit: float) -> str:
-    what = (
-        f"this cell ran longer than its limit of {limit:g} s and did not stop when interrupted"
-        if status == "hung"
-        else "the kernel died while this cell ran (a process may use at most the grader's memory limit)"
-    )
-    return f"{what}; the kernel was restarted and the cells above it run again, and grading went on."
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Inside the sandbox: read a job (JSON) on stdin, write the outputs to ``--result-fd``."""
-    parser = argparse.ArgumentParser(prog="python -m posenc_helpers.grading.execute")
-    parser.add_argument("--result-fd", type=int, required=True)
-    args = parser.parse_args(argv)
-    result = os.fdopen(args.result_fd, "w", encoding="utf-8")
-    job = json.loads(sys.stdin.read())
-    out = run_job(job)
-    json.dump(out, result)
-    result.close()
-    return 0
-
-
-# --------------------------------------------------------------------------- the grader's side
 
 
 @dataclass
@@ -432,7 +130,7 @@ def _source(cell: Mapping[str, Any]) -> str:
 def _run(
     job: dict[str, Any], limits: sandbox.Limits, lab_store: Path | None, fill: bool, isolation: str, scratch: Path
 ) -> sandbox.SandboxRun:
-    argv = [sys.executable, "-I", "-m", "posenc_helpers.grading.execute"]
+    argv = [sys.executable, "-I", "-m", "posenc_helpers.grading.runner"]
     fonts = _font_list()
     if isolation != "bwrap":
         return _run_on_host(job, argv, limits, lab_store, fill, isolation, scratch, fonts)
@@ -455,7 +153,7 @@ def _run(
     return sandbox.run(
         argv,
         stdin=json.dumps(job).encode(),
-        env=sandbox.sandbox_environment(lab_store=store),
+        env=runtime.sandbox_environment(lab_store=store),
         readonly=readonly,
         writable=writable,
         tmpfs=tmpfs,
@@ -491,7 +189,7 @@ def _run_on_host(
             for path in sorted(lab_store.glob("*.pickle")):
                 (linked / path.name).symlink_to(path.resolve())
             store = str(linked)
-    env = sandbox.sandbox_environment(str(scratch / "home"), store)
+    env = runtime.sandbox_environment(str(scratch / "home"), store)
     return sandbox.run(
         argv, stdin=json.dumps(job).encode(), env=env, limits=limits, isolation=isolation, owner_of=owned
     )
@@ -547,7 +245,3 @@ def _valid_output(output: Any) -> bool:
     except Exception:  # noqa: BLE001 - any schema error
         return False
     return True
-
-
-if __name__ == "__main__":
-    sys.exit(main())

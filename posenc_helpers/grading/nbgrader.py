@@ -7,7 +7,7 @@ nbgrader's own ``Execute`` in ``Autograde.autograde_preprocessors``:
   grader's run of the release (:mod:`posenc_helpers.grading.reference`) and takes a
   fingerprint of the grading environment, before any student code runs;
 * :class:`SandboxedExecute` runs the submission in a bubblewrap sandbox
-  (:mod:`posenc_helpers.grading.execute`), each cell with its own time limit, and
+  (:mod:`posenc_helpers.grading.execute`, :mod:`posenc_helpers.grading.runner`), each cell with its own time limit, and
   keeps only the outputs that come back. It refuses to run without a sandbox unless
   told (``unsafe``, or ``POSENC_GRADING_UNSAFE=1``, which ``make grade UNSAFE=1`` sets);
 * :class:`GradeFromRecords` grades each autograded test cell with
@@ -30,7 +30,7 @@ from typing import Any
 from nbgrader.preprocessors import NbGraderPreprocessor  # type: ignore[import-untyped]
 from traitlets import Float, Unicode
 
-from . import sandbox
+from . import runtime, sandbox
 from .execute import execute_notebook
 from .reference import STUDENT_CELL_TIMEOUT, cell_timeouts, load_or_run, wall_limit
 from .values import RECORD_MIME
@@ -94,7 +94,7 @@ class BeforeExecution(NbGraderPreprocessor):
         resources[_KEY] = {
             "released": [_source(cell) for cell in cells],
             "reference": reference,
-            "environment": sandbox.environment_digest(),
+            "environment": runtime.environment_digest(),
             "lab_store": root / ".grading" / "lab-runs",
             "isolation": isolation,
         }
@@ -168,7 +168,7 @@ class GradeFromRecords(NbGraderPreprocessor):
         before = resources.get(_KEY)
         if not before:
             raise RuntimeError("GradeFromRecords needs BeforeExecution and SandboxedExecute before it")
-        changed = sandbox.environment_digest() != before["environment"]
+        changed = runtime.environment_digest() != before["environment"]
         if changed:
             self.log.error("the grading environment changed while %s ran", resources.get("nbgrader", {}))
         verdicts = grade(

@@ -37,7 +37,7 @@ from typing import Any
 from otter.plugins import AbstractOtterPlugin  # type: ignore[import-untyped]
 from otter.test_files.abstract_test import TestCase, TestCaseResult  # type: ignore[import-untyped]
 
-from . import sandbox
+from . import runtime, sandbox
 from .execute import execute_notebook, graded_cells
 from .reference import Reference, cell_timeouts, reference_key, wall_limit
 from .verdict import ExerciseSpec, Verdict, grade, source_digest
@@ -96,7 +96,7 @@ class GradeFromRecords(AbstractOtterPlugin):
         submission = Path(self.submission_path)
         self._submitted = json.loads(submission.read_text(encoding="utf-8")).get("cells", [])
         _keep_only(submission)
-        self._environment = sandbox.environment_digest()
+        self._environment = runtime.environment_digest()
 
     def before_execution(self, submission: Any) -> Any:
         import nbformat
@@ -125,7 +125,7 @@ class GradeFromRecords(AbstractOtterPlugin):
             reference=reference.records,
             specs=specs,
             test_cells=places,
-            environment_changed=sandbox.environment_digest() != getattr(self, "_environment", None),
+            environment_changed=runtime.environment_digest() != getattr(self, "_environment", None),
         )
         if executed.problem is not None:
             for verdict in self._verdicts.values():

@@ -17,7 +17,7 @@ The autograder runs each submission's kernel (and everything it starts) through
   :data:`UID_BASE` + a slot, no capabilities, ``no_new_privs``), so that the
   process limit counts only its processes; otherwise as the caller, in a user
   namespace;
-* resource limits (``setrlimit``): address space per process, CPU seconds,
+* resource limits (``prlimit``): address space per process, CPU seconds,
   largest file, processes, open files; a wall-clock limit after which the whole
   sandbox is killed; stdout and stderr kept only up to a tail;
 * ``--die-with-parent`` and a PID namespace: when the command ends (or is killed),
@@ -40,7 +40,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -48,18 +47,17 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .runtime import runtime_paths, system_binds
+
 __all__ = [
     "Limits",
     "SandboxRun",
     "SandboxUnavailable",
     "UID_BASE",
     "available",
-    "environment_digest",
+    "best_isolation",
     "run",
-    "runtime_paths",
     "sandbox_command",
-    "sandbox_environment",
-    "SANDBOX_HOME",
 ]
 
 #: The first uid a sandbox runs as when the grader is root (slot 0); slot k runs as
@@ -69,46 +67,6 @@ UID_BASE = int(os.environ.get("POSENC_SANDBOX_UID_BASE", "65000"))
 SLOTS = 64  # sandboxes that may run at once on one machine
 _GiB = 2**30
 _MiB = 2**20
-
-#: Files of /etc a Python process needs (the loader's cache, user and host names, time zone, fonts).
-_ETC = (
-    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "nsswitch.conf", "passwd", "group", "hosts", "host.conf",
-    "localtime", "fonts", "mime.types", "alternatives",
-)  # fmt: skip
-
-
-#: The environment of the sandbox: no variable of the grader's reaches the student's code.
-SANDBOX_HOME = "/tmp/home"
-
-
-def sandbox_environment(home: str = SANDBOX_HOME, lab_store: str | None = None) -> dict[str, str]:
-    """The variables a sandboxed kernel sees: its own home and caches, one thread per
-    numeric library (so that two sandboxes share two cores), no bytecode written."""
-    env = {
-        "HOME": home,
-        "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
-        "TMPDIR": "/tmp" if home == SANDBOX_HOME else str(Path(home).parent),
-        "MPLBACKEND": "Agg",
-        "MPLCONFIGDIR": f"{home}/.config/matplotlib",
-        "IPYTHONDIR": f"{home}/.ipython",
-        "JUPYTER_RUNTIME_DIR": f"{home}/.local/share/jupyter/runtime",
-        "JUPYTER_PLATFORM_DIRS": "1",
-        "XDG_CACHE_HOME": f"{home}/.cache",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONHASHSEED": "0",
-        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-        "OPENBLAS_NUM_THREADS": "1",
-        "OMP_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
-        "JAX_PLATFORMS": "cpu",
-        "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
-        "TQDM_DISABLE": "1",
-    }
-    if lab_store is not None:
-        env["POSENC_LAB_CACHE"] = lab_store
-    return env
 
 
 class SandboxUnavailable(RuntimeError):
@@ -174,62 +132,7 @@ class SandboxRun:
     command: list[str] = field(default_factory=list)
 
 
-# --------------------------------------------------------------------------- what the sandbox sees
-
-
-def runtime_paths() -> list[Path]:
-    """The folders the grading runtime needs, read-only: the Python installation, the
-    environment (``sys.prefix``) and its site-packages wherever they are, and the
-    ``posenc_helpers`` package itself (an editable install points outside the environment;
-    only the package is shown, not the repository around it, whose notebooks hold the
-    model answers). Other entries of ``sys.path`` (a test runner's, ``PYTHONPATH``'s) are
-    not shown."""
-    import sysconfig
-
-    import posenc_helpers
-
-    paths = [Path(sys.base_prefix), Path(sys.prefix), Path(posenc_helpers.__file__).resolve().parent]
-    paths += [Path(sysconfig.get_paths()[key]) for key in ("stdlib", "platstdlib", "purelib", "platlib")]
-    kept: list[Path] = []
-    for path in sorted({p.resolve() for p in paths if p.is_dir()}, key=lambda p: len(p.parts)):
-        if not any(path == parent or parent in path.parents for parent in kept):
-            kept.append(path)
-    return kept
-
-
-def environment_digest(paths: Sequence[Path] | None = None) -> str:
-    """A fingerprint of every file under the grading runtime (:func:`runtime_paths`): each
-    file's path, size, mode and modification time (about 0.2 s for 26 000 files). A file
-    added (a ``.pth``), removed or rewritten changes it; the sandbox shows these folders
-    read-only, so between two submissions it never should. Bytecode caches
-    (``__pycache__``) are left out: any Python process that imports a module for the
-    first time writes them (the grader itself, or a test running beside it)."""
-    import hashlib
-
-    digest = hashlib.sha256()
-    for root in paths if paths is not None else runtime_paths():
-        for folder, dirs, files in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-            for name in sorted(files):
-                path = os.path.join(folder, name)
-                with contextlib.suppress(OSError):
-                    info = os.lstat(path)
-                    digest.update(f"{path}\0{info.st_size}\0{info.st_mode}\0{info.st_mtime_ns}\0".encode())
-    return digest.hexdigest()
-
-
-def _system_binds() -> list[str]:
-    """``/usr`` and the merged-``/usr`` links (or folders) beside it, and the files of /etc in :data:`_ETC`."""
-    args = ["--ro-bind", "/usr", "/usr"]
-    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
-        path = Path("/") / name
-        if path.is_symlink():
-            args += ["--symlink", os.readlink(path), str(path)]
-        elif path.is_dir():
-            args += ["--ro-bind", str(path), str(path)]
-    for name in _ETC:
-        args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
-    return args
+# --------------------------------------------------------------------------- the command line
 
 
 def _bwrap() -> str | None:
@@ -248,7 +151,7 @@ def available() -> str | None:
         answer: str | None = "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
     else:
         probe = subprocess.run(
-            [bwrap, *_namespaces(), *_system_binds(), "--proc", "/proc", "--dev", "/dev", "--", "/usr/bin/true"],
+            [bwrap, *_namespaces(), *system_binds(), "--proc", "/proc", "--dev", "/dev", "--", "/usr/bin/true"],
             capture_output=True,
             text=True,
             timeout=30,
@@ -321,7 +224,7 @@ def sandbox_command(
 
     size = str(int(limits.tmp_bytes))  # /tmp first: a checkout under /tmp is shown inside it
     args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
-    args += ["--perms", "0755", "--dir", "/etc"] + _system_binds()
+    args += ["--perms", "0755", "--dir", "/etc"] + system_binds()
     made.add("/etc")
     for path in runtime_paths():
         args += folders_above(str(path)) + ["--ro-bind", str(path), str(path)]

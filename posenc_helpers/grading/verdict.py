@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .sandbox import sandbox_environment
+from .runtime import sandbox_environment
 from .scan import answer_cell, names_used, scan_cells
 from .values import RECORD_MIME
 

@@ -45,7 +45,7 @@ import pytest
 from _chapter04 import CHAPTER, POINTS, SHORTCUT, TAMPERING, honest, hostile
 from _chapter04 import CORRECT as ANSWERS
 
-from posenc_helpers.grading import sandbox
+from posenc_helpers.grading import runtime, sandbox
 from tools.course import run_nbgrader, write_course
 
 if sandbox.available() is not None and os.environ.get("POSENC_REQUIRE_SANDBOX"):
@@ -127,7 +127,7 @@ def _checksum() -> str:
     bytecode caches (which any process importing a module the first time writes: the other
     lanes of make test run beside this one; the planted .pyc is looked for by name)."""
     digest = hashlib.sha256()
-    for root in sandbox.runtime_paths():
+    for root in runtime.runtime_paths():
         if root.is_relative_to(Path(sys.base_prefix)) and root != Path(sys.prefix):
             continue  # the Python installation: read-only to a sandbox like the rest, and large
         for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()):

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 from _chapter04 import CHAPTER, CORRECT, PLACEHOLDER, SHORTCUT, TAMPERING
 
-from posenc_helpers.grading import sandbox
+from posenc_helpers.grading import runtime, sandbox
 from tools.course import write_otter
 
 if sandbox.available() is not None and os.environ.get("POSENC_REQUIRE_SANDBOX"):
@@ -153,13 +153,13 @@ def test_attacks_on_otter_earn_nothing_and_leave_the_next_submissions_alone(assi
             None,
         ),
     }
-    before = sandbox.environment_digest()
+    before = runtime.environment_digest()
     for name, (answers, files) in attacks.items():
         assert _scores(_grade(assignment, answers, tmp_path / name, files)) == NOTHING, name
     assert _scores(_grade(assignment, {}, tmp_path / "canary")) == NOTHING
     assert _scores(_grade(assignment, ANSWERS, tmp_path / "honest")) == FULL
     assert not planted.exists() and not pth.exists()
-    assert sandbox.environment_digest() == before
+    assert runtime.environment_digest() == before
 
 
 def test_the_gradescope_zip_grades_as_built(assignment, tmp_path):

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from posenc_helpers.grading import sandbox
+from posenc_helpers.grading import runtime, sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 _REASON = sandbox.available()
@@ -200,10 +200,10 @@ def test_without_the_sandbox_the_same_command_runs_when_asked():
 
 def test_the_environment_digest_sees_a_planted_file(tmp_path):
     (tmp_path / "a.py").write_text("x = 1")
-    before = sandbox.environment_digest([tmp_path])
-    assert sandbox.environment_digest([tmp_path]) == before
+    before = runtime.environment_digest([tmp_path])
+    assert runtime.environment_digest([tmp_path]) == before
     (tmp_path / "zz.pth").write_text("import os")
-    assert sandbox.environment_digest([tmp_path]) != before
+    assert runtime.environment_digest([tmp_path]) != before
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="isolation 'user' needs root")
@@ -239,9 +239,9 @@ def test_a_cell_the_kernel_never_began_is_run_again_in_a_fresh_kernel(monkeypatc
     """ipykernel 7 can lose an execute request under load and sit idle (seen once in about 15
     submissions graded two at a time): such a cell is run again after the kernel is restarted
     and the cells above it are run again, so the answer it holds still counts."""
-    from posenc_helpers.grading import execute
+    from posenc_helpers.grading import runner
 
-    real, lost = execute._Runner.execute, []
+    real, lost = runner._Runner.execute, []
 
     def loses_the_second_cell_once(self, source, cell, *, timeout, replay=False):
         if source == "b = a + 1" and not replay and not lost:
@@ -249,9 +249,9 @@ def test_a_cell_the_kernel_never_began_is_run_again_in_a_fresh_kernel(monkeypatc
             return "lost"
         return real(self, source, cell, timeout=timeout, replay=replay)
 
-    monkeypatch.setattr(execute._Runner, "execute", loses_the_second_cell_once)
+    monkeypatch.setattr(runner._Runner, "execute", loses_the_second_cell_once)
     cells = [{"source": source, "timeout": 30} for source in ("a = 41", "b = a + 1", "print(b)")]
-    out = execute.run_job({"cells": cells, "workdir": str(tmp_path / "work")})
+    out = runner.run_job({"cells": cells, "workdir": str(tmp_path / "work")})
     assert lost and out["restarts"] == 1
     assert out["cells"][2]["outputs"] == [{"output_type": "stream", "name": "stdout", "text": "42\n"}]
     assert not any("[grader]" in str(o.get("text", "")) for c in out["cells"] for o in c["outputs"])
