@@ -67,7 +67,7 @@ help:
 	@echo "make browser-only  the browser suite on the site already built"
 	@echo "make test-student-book  the student website shows no solution"
 	@echo "make audit      the notebooks' stored outputs: errors, stderr, paths, rounding-level figures"
-	@echo "make lab        JupyterLab on working copies of the chapters, solutions folded (_build/lab/book; FORCE=1 renews them)"
+	@echo "make lab [PORT=8890] [LAB_ARGS=...]  JupyterLab on working copies of the chapters, solutions folded (_build/lab/book; FORCE=1 renews them)"
 	@echo "make lab-student  the same without solutions, for self-study (_build/lab/student)"
 	@echo "make serve      serve the built site on http://127.0.0.1:8000"
 	@echo "make notebooks  re-execute every notebook in place, in a fresh kernel each"
@@ -211,14 +211,16 @@ notebooks: $(READER_STAMP)
 # tracked notebooks, which JupyterLab would rewrite: make lab with the solutions (folded),
 # make lab-student without them. A copy that exists is kept (the reader's work); FORCE=1
 # replaces it. Authors edit notebooks/ (CONTRIBUTING.md, "Regenerating notebook outputs").
+# PORT=8890 picks JupyterLab's port; LAB_ARGS="--no-browser --ip=0.0.0.0" passes any other option.
 LAB_COPIES := _build/lab
+LAB_OPTIONS = --LabApp.app_settings_dir=$(abspath tools/jupyterlab) $(if $(PORT),--port=$(PORT),) $(LAB_ARGS)
 lab: $(READER_STAMP)
 	$(PY) -m tools.working_copies --out $(LAB_COPIES)/book $(if $(FORCE),--force,) $(NOTEBOOKS)
-	$(BIN)/jupyter lab --LabApp.app_settings_dir=$(abspath tools/jupyterlab) --notebook-dir=$(LAB_COPIES)/book
+	$(BIN)/jupyter lab $(LAB_OPTIONS) --notebook-dir=$(LAB_COPIES)/book
 
 lab-student: $(READER_STAMP)
 	$(PY) -m tools.working_copies --student --out $(LAB_COPIES)/student $(if $(FORCE),--force,) $(NOTEBOOKS)
-	$(BIN)/jupyter lab --LabApp.app_settings_dir=$(abspath tools/jupyterlab) --notebook-dir=$(LAB_COPIES)/student
+	$(BIN)/jupyter lab $(LAB_OPTIONS) --notebook-dir=$(LAB_COPIES)/student
 
 serve:
 	@test -f _build/html/index.html || { echo "no built site: run 'make book' first"; exit 1; }
