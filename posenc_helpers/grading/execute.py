@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -176,7 +177,10 @@ def _run_on_host(
     training runs linked into it (root's files, which the command's user can read but not
     change)."""
     job["workdir"] = str(scratch / "work")
-    job["font_list"] = str(fonts) if fonts is not None else ""
+    job["font_list"] = ""
+    if fonts is not None:  # copied: the command's user may not reach the grader's home
+        shutil.copy(fonts, scratch / fonts.name)
+        job["font_list"] = str(scratch / fonts.name)
     store = None
     owned = [scratch]
     if lab_store is not None:

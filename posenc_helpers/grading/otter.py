@@ -22,7 +22,10 @@ Gradescope:
 The sandbox is bubblewrap where it can make namespaces; in a container that cannot
 (Gradescope's grades one submission per container), the kernel runs as a user of its
 own with no capabilities (``isolation="user"``), which keeps it from the grader's
-files. Set ``isolation`` in the plugin's configuration to require one.
+files, where that user can run the grading environment's Python
+(:func:`~posenc_helpers.grading.sandbox.user_works`); else without isolation. The
+plugin prints which one it used. Set ``isolation`` in the plugin's configuration to
+require one.
 
 Importing this module imports otter; the rest of the package does not need it.
 """
@@ -113,6 +116,7 @@ class GradeFromRecords(AbstractOtterPlugin):
             )
         isolation = config.get("isolation", "auto")
         isolation = sandbox.best_isolation() if isolation == "auto" else isolation
+        print(f"posenc_helpers.grading: this submission runs with isolation {isolation!r}", flush=True)
         executed = execute_notebook(
             cells,
             timeouts=cell_timeouts(cells, released, reference),

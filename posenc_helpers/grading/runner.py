@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import json
 import os
 import sys
@@ -248,8 +249,9 @@ def _prepare_workdir(job: Mapping[str, Any]) -> str:
         if os.environ.get(variable):
             Path(os.environ[variable]).mkdir(parents=True, exist_ok=True)
     fonts = Path(str(job.get("font_list", "")))
-    if job.get("font_list") and fonts.is_file() and os.environ.get("MPLCONFIGDIR"):
-        (Path(os.environ["MPLCONFIGDIR"]) / fonts.name).write_bytes(fonts.read_bytes())
+    if job.get("font_list") and os.environ.get("MPLCONFIGDIR"):
+        with contextlib.suppress(OSError):  # without it, matplotlib builds its own (seconds)
+            (Path(os.environ["MPLCONFIGDIR"]) / fonts.name).write_bytes(fonts.read_bytes())
     return str(workdir)
 
 

@@ -255,3 +255,22 @@ def test_a_cell_the_kernel_never_began_is_run_again_in_a_fresh_kernel(monkeypatc
     assert lost and out["restarts"] == 1
     assert out["cells"][2]["outputs"] == [{"output_type": "stream", "name": "stdout", "text": "42\n"}]
     assert not any("[grader]" in str(o.get("text", "")) for c in out["cells"] for o in c["outputs"])
+
+
+def test_a_notebook_runs_as_a_user_of_its_own_where_namespaces_are_missing():
+    """Gradescope's route when its container cannot make namespaces: the runner and its kernel
+    run as a user of its own, with a home of their own; the grader's files are out of reach."""
+    from posenc_helpers.grading.execute import execute_notebook
+
+    if not sandbox.user_works():
+        pytest.skip("this Python cannot be run by another user here (it lies under a home only root reaches)")
+    cells = [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "source": "import os, numpy\nprint(os.getuid())"},
+        {"cell_type": "code", "metadata": {}, "outputs": [],
+         "source": "open(os.path.join(os.path.dirname(numpy.__file__), 'zz_planted.pth'), 'w')"},
+    ]  # fmt: skip
+    done = execute_notebook(cells, timeouts=[60, 60], isolation="user")
+    assert done.problem is None, done.run.log
+    uid = int(done.cells[0]["outputs"][0]["text"])
+    assert uid >= sandbox.UID_BASE
+    assert done.cells[1]["outputs"][0]["ename"] == "PermissionError"

@@ -60,8 +60,10 @@ AUTOGRADER_FILES = "/autograder/source/files"
 #: Added to the zip's setup.sh: bubblewrap, for the sandbox where the container allows one.
 SETUP_SANDBOX = (
     "\n# The course's plugin runs each submission in a bubblewrap sandbox where the container allows\n"
-    "# one, else as a user of its own (posenc_helpers.grading.sandbox).\n"
+    "# one, else as a user of its own (posenc_helpers.grading.sandbox); that user must reach the\n"
+    "# conda environment under /root to run Python (traverse only: /root's files stay unlisted).\n"
     "apt-get update && apt-get install -y bubblewrap || true\n"
+    "chmod o+x /root\n"
 )
 
 
