@@ -414,11 +414,18 @@ def player_html(manifest: Mapping[str, Any], base: str) -> str:
     for control in controls:
         ident = f"explorer-{stem}-{control['name']}"
         label = control["labels"][control["start"]]
+        # Every value label, stacked invisibly in the readout's one grid cell: the readout is
+        # as wide and as tall as its longest label, so no label moves the controls or the frame.
+        sizers = "".join(
+            f'<span class="posenc-player-sizer" aria-hidden="true">{html.escape(text)}</span>'
+            for text in dict.fromkeys(control["labels"])
+        )
         rows.append(
             f'<div class="posenc-player-control"><label for="{ident}">{html.escape(control["label"])}</label>'
             f'<input type="range" id="{ident}" min="0" max="{len(control["values"]) - 1}" step="1" '
             f'value="{control["start"]}" aria-valuetext="{html.escape(label)}">'
-            f'<output for="{ident}">{html.escape(label)}</output></div>'
+            f'<span class="posenc-player-value"><output for="{ident}">{html.escape(label)}</output>{sizers}</span>'
+            "</div>"
         )
     data = json.dumps(
         {"controls": [{"labels": c["labels"]} for c in controls], "frames": _page_frames(manifest)},
