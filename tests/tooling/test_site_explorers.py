@@ -171,6 +171,12 @@ def test_the_player_has_a_labelled_range_per_control_a_live_status_and_a_lazy_si
         '<input type="range" id="explorer-04_sine_cosine_pairs-base" min="0" max="1" step="1" value="1" '
         'aria-valuetext="100">'
     ) in player
+    # the readout shows the start's label over every label, hidden, so it keeps the longest one's size
+    assert (
+        '<span class="posenc-player-value"><output for="explorer-04_sine_cosine_pairs-base">100</output>'
+        '<span class="posenc-player-sizer" aria-hidden="true">10</span>'
+        '<span class="posenc-player-sizer" aria-hidden="true">100</span></span>'
+    ) in player
     # the starting frame (index 1) is shown: its file, size, alt text and status
     assert (
         '<img class="posenc-player-frame" src="../_static/explorers/04_sine_cosine_pairs/001.webp" '
