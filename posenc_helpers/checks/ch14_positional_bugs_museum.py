@@ -154,7 +154,7 @@ def check_conforming_rope(
         ...
     posenc_helpers.checks.CheckFailed: your function does not conform yet. The kit sees a difference no named mistake
     explains. Where: unit vectors at every probe position: no feature is rotated at any position. Compare your code
-    with the formula of chapter 7, "The rotation and the relative score"
+    with the formula of chapter 07, "The rotation and the relative score"
     (notebooks/07_rope.html#rope-rotation-relative-score).
     """
     head_dim = require_even_width(head_dim, "head_dim")
@@ -185,7 +185,7 @@ def check_conforming_alibi(fn: Any) -> CheckResult:
 
     The exercise gives an ALiBi bias from the museum whose slopes are right only
     for some head counts, and asks for one that is right for every head count
-    (chapter 8's slopes: the power-of-two rule, and for other counts the slopes
+    (chapter 08's slopes: the power-of-two rule, and for other counts the slopes
     of the nearest lower power of two followed by every other slope of the next
     one). The check runs :func:`~posenc_helpers.conformance.diagnose` on the
     function (``kind="alibi"``, causal, head counts 4, 8, 6 and 12) and passes
@@ -193,7 +193,7 @@ def check_conforming_alibi(fn: Any) -> CheckResult:
     head count that is not a power of two, heads counted from 0, the sign),
     where it shows (probe and head) and the section of the book that explains
     it, without any slope; a difference the kit cannot name is sent to chapter
-    8's section on the slopes.
+    08's section on the slopes.
 
     Parameters
     ----------

@@ -2,7 +2,7 @@
 
 For every head count probed (powers of two and not), the bias of each head is
 read as ``bias[h, i, j] = c_i - m_h * (i - j)``: a constant per row is allowed,
-since softmax ignores it (the ``m * j`` shortcut of chapter 8, under a causal
+since softmax ignores it (the ``m * j`` shortcut of chapter 08, under a causal
 mask). The slopes ``m_h`` are compared with :func:`~posenc_helpers.alibi_slopes`;
 when they differ, the kit reads what they are: the same slopes with the sign
 flipped, the power-of-two formula used for a head count that is not one, the

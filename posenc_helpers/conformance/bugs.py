@@ -97,7 +97,7 @@ def explained_in(bug: str) -> str:
     Returns
     -------
     str
-        For instance ``'chapter 7, "Two layouts, one permutation apart"
+        For instance ``'chapter 07, "Two layouts, one permutation apart"
         (notebooks/07_rope.html#rope-layouts-permutation-apart)'``.
 
     Raises
@@ -108,11 +108,11 @@ def explained_in(bug: str) -> str:
     Examples
     --------
     >>> explained_in("alibi-sign")
-    'chapter 8, "A bias on the logits, nothing on the input" (notebooks/08_alibi.html#alibi-bias-logits-nothing)'
+    'chapter 08, "A bias on the logits, nothing on the input" (notebooks/08_alibi.html#alibi-bias-logits-nothing)'
     """
     if not isinstance(bug, str):
         raise TypeError(f"bug must be a string naming one of BUGS, got {type(bug).__name__}")
     if bug not in EXPLAINED_IN:
         raise ValueError(f"bug must be one of {', '.join(sorted(BUGS))}; got {bug!r}")
     stem, label, title = EXPLAINED_IN[bug]
-    return f'chapter {int(stem[:2])}, "{title}" (notebooks/{stem}.html#{label})'
+    return f'chapter {stem[:2]}, "{title}" (notebooks/{stem}.html#{label})'

@@ -210,14 +210,14 @@ def test_rope_check_names_each_mistake_without_an_expected_value(bug):
         if item.expected is not None and item.expected != int(item.expected):
             assert not _shows(message, item.expected), (item, message)
     if bug == "no named mistake":
-        assert 'chapter 7, "The rotation and the relative score"' in message
+        assert 'chapter 07, "The rotation and the relative score"' in message
 
 
 def test_rope_check_points_to_the_book_section_of_the_mistake():
     with pytest.raises(CheckFailed) as info:
         check_conforming_rope(ROPE_MISTAKES["'layout'"], **EXERCISE_ROPE)
     message = str(info.value)
-    assert 'chapter 7, "Two layouts, one permutation apart"' in message
+    assert 'chapter 07, "Two layouts, one permutation apart"' in message
     assert "feature 0 turns into feature 1" in message  # what the function does, not what it should
 
 
@@ -273,7 +273,7 @@ def test_alibi_check_sends_what_it_cannot_name_to_the_slopes_section():
     for fn in (ALIBI_MISTAKES["no named mistake"], ALIBI_MISTAKES["'off-by-one'"]):
         with pytest.raises(CheckFailed) as info:
             check_conforming_alibi(fn)
-        assert 'chapter 8, "The slopes" (notebooks/08_alibi.html#alibi-slopes)' in str(info.value)
+        assert 'chapter 08, "The slopes" (notebooks/08_alibi.html#alibi-slopes)' in str(info.value)
 
 
 def test_alibi_check_refuses_what_is_not_a_function():
