@@ -15,6 +15,7 @@ module                      idea
 :mod:`.statistics`          seed intervals and the pre-registered rules for verdicts
 :mod:`.protocol`            chapter 11's settings, the record ``make record-lab`` writes, its verdicts
 :mod:`.cache`               an opt-in store of training runs (``POSENC_LAB_CACHE``), for repeated test runs
+:mod:`.fingerprint`         what a record or a stored run depends on: the code by meaning, versions, settings
 ==========================  =====================================================
 """
 

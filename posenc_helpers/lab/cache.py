@@ -26,7 +26,6 @@ import pickle
 import platform
 import threading
 from collections.abc import Callable
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -34,16 +33,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .fingerprint import fingerprint, training_modules
+
 __all__ = ["CACHE_VARIABLE", "run_key", "cached_run"]
 
 #: The environment variable that names the folder of stored runs.
 CACHE_VARIABLE = "POSENC_LAB_CACHE"
 
-#: The modules a training result depends on (the text, the model, the tasks, the
-#: training loop and this store); editing evaluation or protocol code keeps the runs.
-_LAB_SOURCES = [
-    Path(__file__).parent / name for name in ("cache.py", "corpus.py", "model.py", "tasks.py", "training.py")
-]
+#: The modules a training result depends on: the text, the model, the tasks, the
+#: training loop, this store and every package module they import (the numerics),
+#: by meaning (:mod:`.fingerprint`); editing evaluation or protocol code, or any
+#: docstring, keeps the runs.
+_TRAINING_PATH = ("lab/cache.py", "lab/corpus.py", "lab/model.py", "lab/tasks.py", "lab/training.py")
 
 
 def _feed(digest: Any, value: object) -> None:
@@ -80,10 +81,7 @@ def run_key(inputs: dict[str, object]) -> str:
     False
     """
     digest = hashlib.sha256()
-    versions = [platform.python_version()] + [metadata.version(name) for name in ("numpy", "jax", "jaxlib", "optax")]
-    _feed(digest, versions)
-    for source in _LAB_SOURCES:
-        digest.update(source.read_bytes())
+    digest.update(fingerprint(training_modules(_TRAINING_PATH), python=platform.python_version()).encode())
     _feed(digest, inputs)
     return digest.hexdigest()[:32]
 

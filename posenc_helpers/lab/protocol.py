@@ -8,14 +8,13 @@ pre-registered rules of :mod:`posenc_helpers.lab.statistics` draw from them, to 
 record in the package. Chapters 10 and 11 read the record; chapter 11 also trains
 the smallest budget live and asserts that its run agrees with the record within the
 recorded spread. The record carries a digest of the lab's source, the protocol and
-the corpus (:func:`lab_digest`); a test fails when any of them changed since the
+the corpus (:func:`lab_digest`, by meaning: :mod:`.fingerprint`); a test fails when any of them changed since the
 record was written, so the record cannot go stale silently.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import platform
 import time
@@ -31,6 +30,7 @@ from .._validation import check_positive_real
 from ..measured import RECORD_PATH
 from .corpus import SNAPSHOT_SHA256, stdlib_corpus
 from .evaluation import length_losses, position_losses, retrieval_accuracy, rope_pair_norms, scored_byte_indices
+from .fingerprint import fingerprint, training_modules
 from .model import METHODS, ModelConfig
 from .ngram import ngram_byte_losses
 from .statistics import FLAT_MARGIN, classify_rise, seed_interval
@@ -117,23 +117,24 @@ CONTROLS: dict[str, dict] = {
 }
 
 
-def lab_digest(protocol: Protocol = PROTOCOL, *, folder: Path | str | None = None) -> str:
-    """SHA-256 of the lab's source files, the protocol and the corpus snapshot's digest.
+def lab_digest(protocol: Protocol = PROTOCOL, *, package: Path | str | None = None) -> str:
+    """The record's key: the protocol, the corpus snapshot's digest and the lab's code by meaning.
 
-    The record stores it; a test fails when the lab now computes a different one.
-    ``folder`` holds the sources (default: this package's ``lab`` folder).
+    :func:`~posenc_helpers.lab.fingerprint.fingerprint` of every module the lab runs
+    (:func:`~posenc_helpers.lab.fingerprint.training_modules`, the package's numerics
+    included), with the protocol and the corpus digest as settings. The record stores
+    it; a test fails when the lab now computes a different one. A docstring or a
+    comment changes nothing; a statement or a number anywhere on the path does.
+    ``package`` is the package's root folder (default: this installation's).
 
     Examples
     --------
     >>> len(lab_digest()), lab_digest() == lab_digest(dataclasses.replace(PROTOCOL, windows=8))
     (64, False)
     """
-    digest = hashlib.sha256()
-    for source in sorted(Path(folder or Path(__file__).parent).glob("*.py")):
-        digest.update(source.name.encode() + b"\0" + source.read_bytes())
-    digest.update(json.dumps(asdict(protocol), sort_keys=True).encode())
-    digest.update(SNAPSHOT_SHA256.encode())
-    return digest.hexdigest()
+    return fingerprint(
+        training_modules(package=package), package=package, protocol=asdict(protocol), corpus=SNAPSHOT_SHA256
+    )
 
 
 def ngram_baselines(protocol: Protocol = PROTOCOL, seed: int = 0, windows: int | None = None) -> dict[int, float]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from pathlib import Path
 
 import jax
 import numpy as np
@@ -506,18 +507,114 @@ def test_the_records_verdicts_follow_from_its_numbers():
         assert math.sqrt(sum(se**2 for se in ses)) / len(ses) <= 0.02
 
 
-def test_the_digest_changes_with_the_protocol_and_the_source(tmp_path):
-    """A copy of the lab's sources has the same digest; one edited comment changes it."""
+def test_the_digest_keys_on_meaning_not_bytes(tmp_path):
+    """A copy of the package has the same digest; a docstring or comment edit anywhere on
+    the lab's path keeps it, and so does an edit outside the path; a new statement in the
+    numerics the model runs on, or another protocol, changes it (issue 35)."""
     import shutil
     from pathlib import Path
 
-    import posenc_helpers.lab.protocol as protocol_module
+    import posenc_helpers
 
     assert lab.lab_digest() != lab.lab_digest(dataclasses.replace(lab.PROTOCOL, seeds=(0, 1)))
-    source = Path(protocol_module.__file__).parent
-    copy = tmp_path / "lab"
-    shutil.copytree(source, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    assert lab.lab_digest(folder=copy) == lab.lab_digest()
-    edited = copy / "evaluation.py"
-    edited.write_text(edited.read_text() + "# an edit\n")
-    assert lab.lab_digest(folder=copy) != lab.lab_digest()
+    copy = tmp_path / "posenc_helpers"
+    shutil.copytree(Path(posenc_helpers.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    assert lab.lab_digest(package=copy) == lab.lab_digest()
+
+    def edit(name, old, new):
+        path = copy / name
+        text = path.read_text()
+        assert old in text, (name, old)
+        path.write_text(text.replace(old, new, 1))
+
+    def append(name, code):
+        path = copy / name
+        path.write_text(path.read_text() + code)
+
+    # prose: the lab's module docstring, a numerics function's docstring, a comment
+    edit("lab/evaluation.py", '"""', '"""Reworded. ')
+    edit("alibi.py", "    Parameters\n", "    A new sentence of the docstring.\n\n    Parameters\n")
+    append("lab/training.py", "# a comment\n")
+    assert lab.lab_digest(package=copy) == lab.lab_digest()
+    # a module off the lab's path (the plots) changes nothing either
+    append("plotting/__init__.py", "EDITED = 1\n")
+    assert lab.lab_digest(package=copy) == lab.lab_digest()
+    # numerics: a statement added to alibi.py, which model.py imports (alibi_bias)
+    append("alibi.py", "_SCALE = 2.0\n")
+    assert lab.lab_digest(package=copy) != lab.lab_digest()
+    # numerics: one number, RoPE's default base, in a fresh copy
+    fresh = tmp_path / "fresh" / "posenc_helpers"
+    shutil.copytree(Path(posenc_helpers.__file__).parent, fresh, ignore=shutil.ignore_patterns("__pycache__"))
+    rope_source = (fresh / "rope.py").read_text()
+    assert "base: float = 10000.0" in rope_source
+    (fresh / "rope.py").write_text(rope_source.replace("base: float = 10000.0", "base: float = 10001.0", 1))
+    assert lab.lab_digest(package=fresh) != lab.lab_digest()
+
+
+def test_the_code_fingerprint_ignores_prose_only():
+    from posenc_helpers.lab.fingerprint import code_fingerprint
+
+    plain = "import math\n\ndef area(r):\n    return math.pi * r ** 2\n"
+    prose = (
+        '"""Areas."""\nimport math  # the constant\n\n\ndef area(r):\n    """Of a disc."""\n'
+        "    return math.pi * r**2  # pi r squared\n"
+    )
+    assert code_fingerprint(plain) == code_fingerprint(prose)
+    for changed in (plain.replace("2", "3"), plain.replace("r ** 2", "r * r"), plain.replace("area", "disc")):
+        assert code_fingerprint(changed) != code_fingerprint(plain)
+    # a body that is only a docstring counts as an empty body
+    assert code_fingerprint('def f():\n    """Nothing."""\n') == code_fingerprint("def f():\n    pass\n")
+    with pytest.raises(TypeError, match="source must be a string"):
+        code_fingerprint(b"x = 1")
+
+
+def test_the_training_path_is_what_the_lab_imports():
+    """Worked out by reading the imports: model.py imports the validation helpers and four
+    numerics modules; the whole lab adds long_context (scaled_rope_frequencies) and
+    leaves out measured.py (where the record lives) and every __init__."""
+    import posenc_helpers
+    from posenc_helpers.lab.fingerprint import training_modules
+
+    root = Path(posenc_helpers.__file__).parent
+
+    def names(start):
+        return [path.relative_to(root).as_posix() for path in training_modules(start)]
+
+    assert names(["lab/model.py"]) == [
+        "_validation.py",
+        "alibi.py",
+        "lab/model.py",
+        "relative.py",
+        "rope.py",
+        "sinusoidal.py",
+    ]
+    whole = names(None)
+    assert {"long_context.py", "lab/training.py", "lab/protocol.py", "lab/cache.py"} <= set(whole)
+    assert not {"measured.py", "plotting/__init__.py", "lab/__init__.py", "__init__.py"} & set(whole)
+    with pytest.raises(ValueError, match="start must name module files"):
+        training_modules(["lab/nothing.py"])
+    with pytest.raises(TypeError, match="start must be an iterable"):
+        training_modules("lab/model.py")
+
+
+def test_a_stored_run_keys_on_the_training_path_by_meaning(tmp_path, monkeypatch):
+    """The store of training runs (POSENC_LAB_CACHE) keeps a run through a docstring edit
+    and through an edit of the evaluation code, and drops it when the model's numerics change."""
+    import shutil
+
+    import posenc_helpers
+    from posenc_helpers.lab import cache, fingerprint
+
+    inputs = {"method": "rope", "seed": 0, "steps": 5}
+    before = cache.run_key(inputs)
+    copy = tmp_path / "posenc_helpers"
+    shutil.copytree(Path(posenc_helpers.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(fingerprint, "PACKAGE", copy)
+    assert cache.run_key(inputs) == before
+    rope = copy / "rope.py"
+    rope.write_text(rope.read_text().replace('"""', '"""Reworded. ', 1))
+    evaluation = copy / "lab" / "evaluation.py"
+    evaluation.write_text(evaluation.read_text() + "_EVALUATION_ONLY = 1\n")
+    assert cache.run_key(inputs) == before
+    rope.write_text(rope.read_text() + "_SCALE = 2.0\n")
+    assert cache.run_key(inputs) != before
