@@ -212,3 +212,27 @@ def test_sidebar_scroll_script_sits_between_sidebar_and_main_once():
     assert layout.scroll_sidebar_early(out) == out  # a second build adds nothing
     no_sidebar = '<main id="main-content" class="bd-main">'  # e.g. the search page without the nav
     assert layout.scroll_sidebar_early(no_sidebar) == no_sidebar
+
+
+def test_the_zero_size_font_is_registered_from_the_page_once(tmp_path):
+    import base64
+
+    from tools.site.pipeline import Page, Site
+
+    site = Site(outdir=tmp_path, doctreedir=tmp_path / "doctrees", config=None, pages={})
+    fonts = tmp_path / "_static" / math.FONT_DIR
+    fonts.mkdir(parents=True)
+    page = Page(tmp_path / "notebooks" / "ch.html", site)
+    text = '<head><link rel="stylesheet" href="../_static/mathjax-chtml.css" /></head><body>x</body>'
+    assert layout.zero_font_early(text, page) == text  # no font written: nothing to add
+    font = bytes(range(256)) * 3
+    (fonts / "MathJax_Zero.woff").write_bytes(font)
+    out = layout.zero_font_early(text, page)
+    head = out.split("</head>")[0]
+    script = re.search(r"<script>(.*?)</script>", head).group(1)
+    # the bytes in the script are the font's, added under the family the stylesheet names first
+    assert base64.b64decode(re.search(r'atob\("([A-Za-z0-9+/=]+)"\)', script).group(1)) == font
+    assert 'new FontFace("MJXZERO",a)' in script and "document.fonts.add(" in script
+    assert layout.zero_font_early(out, page) == out  # a second build adds nothing
+    no_math = "<head></head><body>x</body>"
+    assert layout.zero_font_early(no_math, page) == no_math

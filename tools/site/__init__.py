@@ -51,6 +51,7 @@ from . import (
     math,
     numbering,
     scripts,
+    search,
     student,
     unused,
     version,
@@ -72,6 +73,7 @@ SITE_STEPS: tuple[SiteStep, ...] = (
 #: Page steps, in order, applied to each page's HTML in memory.
 PAGE_STEPS: tuple[PageStep, ...] = (
     math.typeset_page,  # TeX -> CommonHTML + MathML; the formula stylesheet and font preloads
+    layout.zero_font_early,  # MathJax's zero-size font from the page, before the first layout
     explorers.insert_players,  # the explorer's web player after its cell (repaired with the page)
     text_step(layout.scroll_sidebar_early),  # the sidebar's scroll before the first paint
     text_step(accessibility.repair),  # names, unique ids, roles
@@ -108,6 +110,7 @@ def setup(app: Sphinx) -> dict[str, object]:
     math.register_renderer(app)
     numbering.accept_enumerator_option()
     app.add_transform(student.RemoveSolutions)
+    search.setup_search(app)  # hyphenated terms kept whole; the book's scorer
     # Assets on every page (in this order in each page's head).
     accessibility.add_static_files(app)
     layout.add_static_files(app)

@@ -57,6 +57,25 @@ document.addEventListener("DOMContentLoaded", () => {
       }
     }
   };
+  // A region that scrolls sideways shows it: the edge with more beyond it fades
+  // (layout.css: scroll-more-right, scroll-more-left), updated as the reader scrolls.
+  const sideways = Array.from(document.querySelectorAll(`${candidates}, div.math, span.math`));
+  const cue = (el) => {
+    const overflow = getComputedStyle(el).overflowX;
+    const scrolls = (overflow === "auto" || overflow === "scroll") && el.scrollWidth > el.clientWidth + 1;
+    const left = Math.abs(el.scrollLeft);
+    el.classList.toggle("scroll-more-right", scrolls && left + el.clientWidth < el.scrollWidth - 1);
+    el.classList.toggle("scroll-more-left", scrolls && left > 1);
+  };
+  document.addEventListener(
+    "scroll",
+    (event) => {
+      if (event.target instanceof Element && event.target.matches(".scroll-more-right, .scroll-more-left")) {
+        cue(event.target);
+      }
+    },
+    { capture: true, passive: true },
+  );
   const markAll = () => {
     if (!queued) {
       queued = true;
@@ -64,6 +83,7 @@ document.addEventListener("DOMContentLoaded", () => {
         queued = false;
         inlineMath.forEach(fitInline);
         elements.forEach(mark);
+        sideways.forEach(cue);
       });
     }
   };
