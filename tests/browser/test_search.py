@@ -1,0 +1,70 @@
+"""The site's search (issue 38, item 8): terms matched whole, ranked by headings, an icon that covers nothing.
+
+Before (Sphinx's defaults): "p-RoPE" was cut into "p" and "rope" and every letter p of
+the summaries was highlighted (253 marks); "YaRN attention factor" listed chapter 11
+first and chapter 09, whose headings hold all three words, fourth; the magnifier sat
+over the query's first letter (the text began 12 px into the field, the icon ended 23 px in).
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+
+import pytest
+from _browser import REQUIRE_BROWSER, why_no_browser
+
+if REQUIRE_BROWSER and why_no_browser():
+    pytest.fail(why_no_browser(), pytrace=False)
+
+_RESULTS_JS = """
+() => ({
+  marks: [...document.querySelectorAll("#search-results .highlighted")].map((el) => el.textContent),
+  links: [...document.querySelectorAll("#search-results ul.search > li > a")].map((a) => a.getAttribute("href")),
+})
+"""
+
+
+def _search(context, server, query: str) -> dict:
+    page = context.new_page()
+    try:
+        page.goto(server.url("search.html?q=" + urllib.parse.quote(query)), wait_until="load")
+        page.wait_for_function("() => document.querySelector('#search-results p.search-summary')")
+        # the results are shown one by one; the summary's count is written first
+        count = page.evaluate("() => Search._performSearch(...Search._parseQuery(" + repr(query) + ")).length")
+        page.wait_for_function(f"() => document.querySelectorAll('#search-results ul.search > li').length >= {count}")
+        page.wait_for_timeout(500)  # the summaries (with their marks) are fetched per result
+        return page.evaluate(_RESULTS_JS)
+    finally:
+        page.close()
+
+
+def test_a_hyphenated_term_is_found_and_marked_whole(light_context, server):
+    found = _search(light_context, server, "p-RoPE")
+    assert found["links"], "no result for p-RoPE"
+    assert any("13_positions_in_2026" in link for link in found["links"][:3]), found["links"][:5]
+    assert found["marks"] and {mark.lower() for mark in found["marks"]} == {"p-rope"}, sorted(set(found["marks"]))
+
+
+def test_the_chapter_that_explains_a_phrase_ranks_first(light_context, server):
+    links = _search(light_context, server, "YaRN attention factor")["links"]
+    chapters = [link for link in links if link.startswith("notebooks/")]
+    assert chapters and chapters[0].startswith("notebooks/09_long_context"), links[:5]
+
+
+def test_the_magnifier_covers_none_of_the_query(light_context, server):
+    page = light_context.new_page()
+    try:
+        page.goto(server.url("search.html?q=p-RoPE"), wait_until="load")
+        boxes = page.evaluate(
+            """() => [...document.querySelectorAll("form.bd-search")].filter((form) => form.getClientRects().length)
+              .map((form) => {
+                const input = form.querySelector("input"), icon = form.querySelector(".fa-magnifying-glass");
+                const text = input.getBoundingClientRect().left + parseFloat(getComputedStyle(input).paddingLeft);
+                return [icon.getBoundingClientRect().right, text];
+              })"""
+        )
+    finally:
+        page.close()
+    assert boxes, "no visible search field"
+    for icon_right, text_left in boxes:
+        assert icon_right <= text_left, f"the magnifier ends at {icon_right:.0f} px, the text starts at {text_left:.0f}"
