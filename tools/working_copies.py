@@ -10,6 +10,11 @@ tracked notebook so rewritten would conflict with the next ``git pull``.
   the exercises, their checks and everything else, as a self-taught student should
   meet them.
 
+Their references read as on the website (:mod:`tools.references`): numbered headings,
+``{numref}``, ``{ref}``, citations and references to other chapters written out, a
+numbered caption under each figure, and display equations numbered as the website
+numbers them; this needs the notebooks, ``_config.yml`` and ``book/``, not a built site.
+
 A copy that exists is never overwritten (it holds the reader's work) unless
 ``--force`` (``FORCE=1``) is given. The copies are not paired with a text twin.
 Instructors' solution-free copies, made by nbgrader for a course, are
@@ -33,6 +38,7 @@ import nbformat
 
 from .course.myst import SOLUTION_END, SOLUTION_START, cell_source
 from .course.record import split_solutions
+from .references import resolved_for_jupyterlab
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK_COPIES = ROOT / "_build" / "lab" / "book"
@@ -53,14 +59,20 @@ def without_solutions(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return out
 
 
-def working_copy(nb: nbformat.NotebookNode, *, student: bool) -> nbformat.NotebookNode:
+def working_copy(nb: nbformat.NotebookNode, *, student: bool, page: str | None = None) -> nbformat.NotebookNode:
     """What a reader opens: ``nb`` unpaired from its text twin, without its solutions
     if ``student``, and with the Python version that its kernel (this environment's
     Python) will report, so that opening it changes nothing. (The tracked notebooks
     leave the version out, since it differs between machines; JupyterLab writes it
-    in when the kernel starts, and the notebook would count as modified.)"""
+    in when the kernel starts, and the notebook would count as modified.)
+
+    ``page``, the notebook's name (``04_sine_cosine_pairs``), has its references
+    written as the website shows them (:func:`tools.references.resolved_for_jupyterlab`),
+    before the solutions go, so that every number is the website's."""
     if not isinstance(nb, nbformat.NotebookNode):
         raise TypeError(f"nb must be a notebook (nbformat.NotebookNode), got {type(nb).__name__}")
+    if page is not None:
+        nb = nbformat.from_dict(resolved_for_jupyterlab(nb, page))
     out = without_solutions(nb) if student else copy.deepcopy(nb)
     out.metadata.pop("jupytext", None)
     out.metadata.setdefault("language_info", {})["version"] = platform.python_version()
@@ -82,7 +94,7 @@ def write_copies(
             kept.append(target)
             continue
         nb = nbformat.read(path, as_version=4)
-        nbformat.write(working_copy(nb, student=student), target)
+        nbformat.write(working_copy(nb, student=student, page=path.stem), target)
         written.append(target)
     return written, kept
 

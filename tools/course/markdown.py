@@ -4,7 +4,7 @@ The website renders MyST; a course notebook must read cleanly without it. So the
 exercise directives become headings numbered by chapter ("### Exercise 4.2"),
 labelled equations get their number as a ``\\tag`` and references to them that
 number, sphinx-proof statements become bold headings ("**Theorem 1 (title).**"),
-citations read "(Vaswani et al., 2017)", links to other chapters point at their
+citations read "(Vaswani et al., 2017)" (``{cite:t}``: "Vaswani et al. (2017)"), links to other chapters point at their
 notebooks, and ``{numref}`` / ``{ref}`` write the number or the title the website
 shows ("Figure 4.4", "section 4.6"; :mod:`tools.course.numbers`). Headings and
 figure captions get their numbers in :func:`tools.course.nbgrader.course_notebook`.
@@ -29,7 +29,7 @@ from tools.course.myst import (
 from tools.course.numbers import SPHINX_NUMFIG_FORMAT, Target
 
 _EQ_ROLE = re.compile(r"\{eq\}`(?P<label>[^`]+)`")
-_CITE_ROLE = re.compile(r"\{cite(?::[a-z]+)?\}`(?P<keys>[^`]+)`")
+_CITE_ROLE = re.compile(r"\{cite(?::(?P<form>[a-z]+))?\}`(?P<keys>[^`]+)`")
 _TITLED = r"`(?:(?P<text>[^`<]*?)\s*<(?P<target>[^`>]+)>|(?P<bare>[^`]+))`"
 _DOC_ROLE = re.compile(r"\{doc\}" + _TITLED)
 _PRF_ROLE = re.compile(r"\{prf:ref\}" + _TITLED)
@@ -86,6 +86,14 @@ def reference(match: re.Match[str], targets: Mapping[str, Target]) -> str:
     return text or target.title
 
 
+def _citation(match: re.Match[str], citations: Mapping[str, str]) -> str:
+    """``{cite}`` as "(Vaswani et al., 2017)"; the textual ``{cite:t}`` as "Vaswani et al. (2017)"."""
+    labels = [citations.get(key.strip(), key.strip()) for key in match.group("keys").split(",")]
+    if match.group("form") in ("t", "ts"):
+        return ", ".join(f"{who} ({year})" if who else year for who, _, year in (x.rpartition(", ") for x in labels))
+    return "(" + "; ".join(labels) + ")"
+
+
 def plain_markdown(
     text: str,
     equations: Mapping[str, int],
@@ -112,10 +120,7 @@ def plain_markdown(
     text = _REF_ROLE.sub(lambda m: reference(m, targets), text)
     text = EQUATION_LABEL.sub(lambda m: f"\\tag{{{equations.get(m.group('label'), '?')}}}\n$$", text)
     text = _EQ_ROLE.sub(lambda m: f"({equations.get(m.group('label'), '?')})", text)
-    text = _CITE_ROLE.sub(
-        lambda m: "(" + "; ".join(citations.get(key.strip(), key.strip()) for key in m.group("keys").split(",")) + ")",
-        text,
-    )
+    text = _CITE_ROLE.sub(lambda m: _citation(m, citations), text)
 
     def link(match: re.Match[str]) -> str:
         target = (match.group("target") or match.group("bare")).strip()
