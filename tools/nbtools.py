@@ -403,10 +403,12 @@ RESTART_MARKER = "**In JupyterLab, Binder or Colab**"
 #: The markdown cell just before every chapter's explorer (tagged ``remove-cell``: the
 #: website shows a static companion, not a live widget, so it leaves the note out).
 RESTART_NOTE = (
-    f"{RESTART_MARKER}: the explorer below lives in the running kernel. After a kernel "
-    "restart, or when you reopen a chapter you saved earlier, its place reads *Error "
-    "displaying widget: model not found*. Nothing is broken: run the cells above it "
-    "(*Run → Run All Above Selected Cell*) and then its own cell again."
+    f"{RESTART_MARKER}: the explorer below lives in the running kernel. After the kernel "
+    "restarts, it still shows its last picture and its controls still move, but nothing "
+    "redraws: the Python that drew it is gone. When you reload the page or reopen a chapter "
+    "you saved earlier, its place reads *Error displaying widget: model not found* instead. "
+    "Either way nothing is broken: run the cells above it (*Run → Run All Above Selected "
+    "Cell*) and then its own cell again."
 )
 
 
