@@ -1,6 +1,6 @@
 """What a lab result depends on, as one digest: code by meaning, not by bytes.
 
-A record (``make record-lab``) or a stored training run (:mod:`.cache`) is valid as
+A record (``make record-lab``) or a stored training run (``POSENC_LAB_CACHE``) is valid as
 long as the code that computed it would compute it again. Raw source bytes are the
 wrong key for that: a docstring or a comment changes them and nothing else. This
 module keys on the *syntax tree* of each module with its docstrings removed
@@ -133,7 +133,7 @@ def training_modules(start: Iterable[str] | None = None, *, package: Path | str 
     Returns
     -------
     list of pathlib.Path
-        Sorted; the package's ``__init__`` files and :data:`NOT_COMPUTING` left out.
+        Sorted; the package's ``__init__`` files and ``NOT_COMPUTING`` (``measured.py``) left out.
 
     Examples
     --------
