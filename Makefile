@@ -21,6 +21,11 @@ NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 export PATH := $(abspath $(BIN)):$(PATH)
 export PYTHONHASHSEED := 0
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
+# JAX keeps what it compiles in _build/jax-cache (its persistent compilation cache), so
+# the lab's tests, doctests and chapter 11 compile their small models once per machine,
+# not once per run (a warm run of tests/core/test_lab.py: 15 s instead of 52 s).
+export JAX_COMPILATION_CACHE_DIR := $(abspath _build/jax-cache)
+export JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS := 0
 
 # The environment is installed with uv when it can be (about ten times faster than
 # pip), else with pip: see tools/install_requirements.sh. USE_UV=0 forces pip. Either
@@ -48,7 +53,7 @@ PORTABLE_PROFILE := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
 	$(if $(filter x86_64 amd64 AMD64,$(shell uname -m)),NPY_DISABLE_CPU_FEATURES="$(AVX512)",)
 SKIP_DRAWING := PYTHONSTARTUP=$(abspath tools/skip_figure_drawing.py)
 
-.PHONY: help setup book book-only test test-unit test-doctest lint test-notebooks test-notebooks-native \
+.PHONY: help setup book book-only test test-fast _test-fast-unit test-unit test-doctest lint test-notebooks test-notebooks-native \
         test-notebooks-portable test-course test-student-book test-browser browser-only \
         audit notebooks text sync-setup chapter lab lab-student serve bench course grade otter student student-branch student-book lock release clean distclean \
         _test-parallel _book-then-browser
@@ -58,6 +63,7 @@ help:
 	@echo "make book       build the site into _build/html (sets up .venv first)"
 	@echo "make book-only  the same build, without checking the environment"
 	@echo "make test       every check below, two at a time (what CI runs)"
+	@echo "make test-fast  the inner loop: unit, property, tooling tests not marked slow, and doctests (about a minute)"
 	@echo "make test-unit  unit, property and tooling tests"
 	@echo "make lint       ruff (lint, format) and mypy"
 	@echo "make test-doctest  the package's doctests"
@@ -153,6 +159,14 @@ test: $(STAMP)
 # The longest lanes first, so that they all finish together.
 _test-parallel: _book-then-browser test-notebooks-native test-notebooks-portable test-course \
                 test-student-book test-unit test-doctest audit lint
+
+# The inner loop: every unit, property and tooling test not marked slow, beside the
+# doctests (two lanes, one per core).
+test-fast: $(STAMP)
+	$(MAKE) --no-print-directory -j2 --output-sync=target _test-fast-unit test-doctest
+
+_test-fast-unit: $(STAMP)
+	$(PY) -m pytest tests/core tests/chapters tests/tooling -q -m "not slow"
 
 test-unit: $(STAMP)
 	$(PY) -m pytest tests/core tests/chapters tests/tooling

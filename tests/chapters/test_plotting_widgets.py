@@ -76,6 +76,7 @@ def _blitting_explorers() -> list[type]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", _blitting_explorers(), ids=lambda c: c.__name__)
 def test_blitted_frames_differ_from_full_redraws_only_under_moving_artists(cls):
     """An explorer that redraws only its moving artists shows what a full redraw shows,

@@ -130,6 +130,7 @@ def _cmdline(proc: Path) -> str:
         return ""
 
 
+@pytest.mark.slow
 def test_the_wall_clock_limit_kills_everything():
     seen, run = _run("import time\ntime.sleep(60)", limits=sandbox.Limits(wall_seconds=2))
     assert seen is None and run.timed_out and run.seconds < 15

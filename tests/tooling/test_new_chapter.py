@@ -64,6 +64,7 @@ def test_a_taken_number_is_refused(tree):
         new_chapter.scaffold(tree, 4, "another_chapter")
 
 
+@pytest.mark.slow
 def test_scaffold_writes_registers_and_runs(tree):
     toc_before = (tree / "_toc.yml").read_text()
     written = new_chapter.scaffold(tree, NN, NAME)
