@@ -16,7 +16,8 @@ working copies of ``make lab`` and ``make lab-student`` (:mod:`tools.working_cop
   through ``numfig_format`` of ``_config.yml``;
 * after each captioned figure, a cell with its number and caption ("**Figure 4.1.** ...");
 * ``{cite}`` as "(Vaswani et al., 2017)" and ``{cite:t}`` as "Vaswani et al. (2017)",
-  read from ``book/references.bib``;
+  read from ``book/references.bib`` by :mod:`tools.bibliography`, which writes the
+  course's citations too;
 * ``{eq}`` to an equation of another chapter as its number there, "(4)" (the text names
   the chapter; a test checks it); ``{eq}`` within the chapter is left to
   jupyterlab-myst, which links it, and the display equations without a label are
@@ -43,14 +44,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tools.course.citations import BIBLIOGRAPHY, plain_name
+from tools.bibliography import BIBLIOGRAPHY, citation_labels, write_citations
 from tools.course.common import NOTEBOOKS, ROOT, chapter_of, is_chapter_name
 from tools.course.markdown import numbered_reference, reference
 from tools.course.myst import cell_source
 from tools.course.numbers import Target, book_targets, equation_numbers, numfig_formats, page_numbers
 
-#: A role of the roles :func:`resolve_roles` writes out (``{cite}``, ``{cite:t}``, ``{cite:p}``).
-CITE_ROLE = re.compile(r"\{cite(?::(?P<form>[a-z]+))?\}`(?P<keys>[^`]+)`")
 EQ_ROLE = re.compile(r"\{eq\}`(?P<label>[^`]+)`")
 _TITLED = r"`(?:(?P<text>[^`<]*?)\s*<(?P<target>[^`>]+)>|(?P<bare>[^`]+))`"
 NUMREF_ROLE = re.compile(r"\{numref\}" + _TITLED)
@@ -116,59 +115,6 @@ def read_book(
     return Book(targets, equations, citation_labels(bibliography), numfig_formats(config), titles)
 
 
-_ENTRY = re.compile(r"@(?P<type>\w+)\s*\{\s*(?P<key>[^,\s]+)\s*,")
-
-
-def _braced(text: str, start: int) -> str:
-    """The text inside the braces that open at ``text[start]``, nested braces and all."""
-    depth = 0
-    for index in range(start, len(text)):
-        depth += {"{": 1, "}": -1}.get(text[index], 0)
-        if depth == 0:
-            return text[start + 1 : index]
-    raise ValueError(f"bibliography: a brace opened at character {start} is never closed")
-
-
-def bib_field(entry: str, name: str) -> str | None:
-    """The value of field ``name`` of a BibTeX entry's body (braced or quoted), or None."""
-    match = re.search(rf"(?:^|[,\s]){name}\s*=\s*(?P<open>[{{\"])", entry, re.IGNORECASE)
-    if match is None:
-        return None
-    if match.group("open") == "{":
-        return _braced(entry, match.start("open"))
-    end = entry.index('"', match.end("open"))
-    return entry[match.end("open") : end]
-
-
-def author_year(author: str | None, year: str | None, key: str) -> str:
-    """The author-year label sphinxcontrib-bibtex shows: "Vaswani et al., 2017",
-    "Press and Smith, 2022", "Kazemnejad, 2019"."""
-    names = [name.strip() for name in re.split(r"\s+and\s+", author or "") if name.strip()]
-    last = [plain_name(name.split(",")[0]) for name in names]  # "Last, First" (or one braced name)
-    if not last:
-        who = key
-    elif len(last) == 1:
-        who = last[0]
-    elif len(last) == 2:
-        who = f"{last[0]} and {last[1]}"
-    else:
-        who = f"{last[0]} et al."
-    return f"{who}, {plain_name(year) if year else 'n.d.'}"
-
-
-def citation_labels(bibliography: Path = BIBLIOGRAPHY) -> dict[str, str]:
-    """Key -> "Vaswani et al., 2017" for every entry of ``bibliography`` (fields in
-    braces nested to any depth, as ``Veli{\\v{c}}kovi{\\'c}``)."""
-    text = bibliography.read_text(encoding="utf-8")
-    labels = {}
-    for entry in _ENTRY.finditer(text):
-        if entry.group("type").lower() in ("comment", "string", "preamble"):
-            continue
-        body = _braced(text, text.index("{", entry.start()))
-        labels[entry.group("key")] = author_year(bib_field(body, "author"), bib_field(body, "year"), entry.group("key"))
-    return labels
-
-
 @functools.lru_cache(maxsize=1)
 def _this_book(_stamp: tuple[tuple[str, int, int], ...]) -> Book:
     return read_book()
@@ -182,20 +128,6 @@ def this_book() -> Book:
 
 
 # --------------------------------------------------------------------------- roles
-
-
-def citation(keys: str, form: str | None, citations: Mapping[str, str]) -> str:
-    """``{cite}`` as "(Vaswani et al., 2017)", ``{cite:t}`` as "Vaswani et al. (2017)"."""
-    labels = []
-    for key in (key.strip() for key in keys.split(",")):
-        if key not in citations:
-            raise ValueError(f"{{cite}}`{key}`: no entry of the bibliography has this key")
-        labels.append(citations[key])
-    if form in (None, "p", "ps"):
-        return "(" + "; ".join(labels) + ")"
-    if form in ("t", "ts"):
-        return ", ".join(f"{who} ({year})" for who, _, year in (label.rpartition(", ") for label in labels))
-    raise ValueError(f"{{cite:{form}}}: only {{cite}}, {{cite:p}} and {{cite:t}} are written out")
 
 
 def _link(match: re.Match[str], page: str, book: Book) -> str:
@@ -225,7 +157,7 @@ def resolve_roles(text: str, page: str, targets: Mapping[str, Target], book: Boo
     (see the module docstring); ``targets`` are the labels it may name."""
     text = NUMREF_ROLE.sub(lambda m: numbered_reference(m, targets, book.formats), text)
     text = REF_ROLE.sub(lambda m: reference(m, targets), text)
-    text = CITE_ROLE.sub(lambda m: citation(m.group("keys"), m.group("form"), book.citations), text)
+    text = write_citations(text, book.citations)
     text = EQ_ROLE.sub(lambda m: _equation(m, page, book), text)
     return DOC_ROLE.sub(lambda m: _link(m, page, book), text)
 
@@ -333,7 +265,6 @@ def equation_pages(book: Book) -> dict[str, str]:
 
 __all__ = [
     "Book",
-    "citation",
     "equation_pages",
     "page_title",
     "read_book",

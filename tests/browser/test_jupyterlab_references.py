@@ -58,7 +58,7 @@ _RENDERED_JS = """
 
 def _book_names() -> set[str]:
     """Every label, citation key and chapter name of the book: none may show as text."""
-    from tools.course.citations import citation_labels
+    from tools.bibliography import citation_labels
     from tools.course.numbers import book_targets
 
     names = set(book_targets()) | set(citation_labels()) | {path.stem for path in CHAPTERS}

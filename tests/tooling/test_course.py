@@ -110,22 +110,6 @@ def test_myst_becomes_plain_markdown():
     )
 
 
-def test_citation_labels_read_the_bibliography(tmp_path):
-    bib = tmp_path / "refs.bib"
-    bib.write_text(
-        "@article{a2020x,\n  author = {Lovelace, Ada},\n  year = {2020}\n}\n"
-        "@article{b2021y,\n  author = {Noether, Emmy and Hopper, Grace},\n  year = {2021}\n}\n"
-        "@article{c2022z,\n  author = {{\\L}ukasz, K. and B, C. and D, E.},\n  year = {2022}\n}\n"
-    )
-    assert course.citation_labels(bib) == {
-        "a2020x": "Lovelace, 2020",
-        "b2021y": "Noether and Hopper, 2021",
-        "c2022z": "Łukasz et al., 2022",
-    }
-    assert course.plain_name("Nu{\\~n}ez") == "Nuñez"
-    assert course.plain_name("Veli{\\v{c}}kovi{\\'c}") == "Veličković"
-
-
 def test_student_branch_holds_the_release_the_package_and_binder_requirements(tmp_path):
     release = tmp_path / "course" / "release" / "ch04"
     release.mkdir(parents=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.references import citation_labels
+from tools.bibliography import citation_labels
 
 REPO = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))

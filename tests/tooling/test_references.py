@@ -12,7 +12,8 @@ import nbformat
 import pytest
 
 from tools import references, working_copies
-from tools.references import citation, resolved_for_jupyterlab, unnumbered_display_math
+from tools.bibliography import citation
+from tools.references import resolved_for_jupyterlab, unnumbered_display_math
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -199,38 +200,6 @@ def test_working_copies_write_every_reference_out_and_leave_the_notebooks_alone(
         assert captions == [str(k) for k in range(1, len(captions) + 1)] and captions, copy.name
         assert copy.stem in pages
     assert {path: hashlib.sha256(path.read_bytes()).hexdigest() for path in chapters} == digests
-
-
-def test_the_bibliography_is_read_with_braces_nested_at_any_depth(tmp_path):
-    bib = tmp_path / "refs.bib"
-    bib.write_text(
-        "@comment{ignored}\n"
-        "@inproceedings{deep2025,\n"
-        "  author = {Barbero, Federico and Veli{\\v{c}}kovi{\\'c}, Petar and Pascanu, Razvan},\n"
-        "  title = {Round {and {Round}}},\n  year = {2025}\n}\n"
-        '@misc{two2022, author = "Press, Ofir and Smith, Noah", year = "2022"}\n'
-        "@misc{team2025,\n  author = {{Qwen Team}},\n  year = {2025}\n}\n"
-        "@misc{nobody,\n  title = {Anonymous}\n}\n"
-    )
-    assert references.citation_labels(bib) == {
-        "deep2025": "Barbero et al., 2025",
-        "two2022": "Press and Smith, 2022",
-        "team2025": "Qwen Team, 2025",
-        "nobody": "nobody, n.d.",
-    }
-    assert references.citation_labels()["barbero2025roundround"] == "Barbero et al., 2025"
-    with pytest.raises(ValueError, match="never closed"):
-        bib.write_text("@misc{open,\n  author = {Smith, Ann\n")
-        references.citation_labels(bib)
-
-
-def test_the_course_notebooks_write_a_textual_citation_as_text_too():
-    from tools.course.markdown import plain_markdown
-
-    citations = {"a": "Shaw et al., 2018", "b": "Press and Smith, 2022"}
-    assert plain_markdown("{cite:t}`a` build, as {cite}`a, b` show", {}, citations) == (
-        "Shaw et al. (2018) build, as (Shaw et al., 2018; Press and Smith, 2022) show"
-    )
 
 
 def test_maths_inside_a_directive_is_still_maths_but_not_inside_code():

@@ -7,8 +7,8 @@ module                               what it is for
 :mod:`tools.course.numbers`          the website's numbers (exercises, chapters,
                                      sections, figures, equations) for plain copies;
                                      ``:enumerator:`` options (``make sync-setup``)
-:mod:`tools.course.markdown`         MyST as plain Markdown (Colab, classic Jupyter)
-:mod:`tools.course.citations`        citations as "(Vaswani et al., 2017)"
+:mod:`tools.course.markdown`         MyST as plain Markdown (Colab, classic Jupyter);
+                                     citations by :mod:`tools.bibliography`
 :mod:`tools.course.nbgrader`         the nbgrader course (``make course``): generated
                                      metadata, model answers, hidden tests
 :mod:`tools.course.otter`            otter-grader assignments (``make otter``)
@@ -33,8 +33,6 @@ from typing import Any
 
 #: Public name -> the module of tools.course that defines it.
 _HOME = {
-    "citation_labels": "citations",
-    "plain_name": "citations",
     "DEFAULT_OUT": "common",
     "MARKER": "common",
     "NOTEBOOKS": "common",

@@ -4,8 +4,9 @@ The website renders MyST; a course notebook must read cleanly without it. So the
 exercise directives become headings numbered by chapter ("### Exercise 4.2"),
 labelled equations get their number as a ``\\tag`` and references to them that
 number, sphinx-proof statements become bold headings ("**Theorem 1 (title).**"),
-citations read "(Vaswani et al., 2017)" (``{cite:t}``: "Vaswani et al. (2017)"), links to other chapters point at their
-notebooks, and ``{numref}`` / ``{ref}`` write the number or the title the website
+citations read "(Vaswani et al., 2017)" (``{cite:t}``: "Vaswani et al. (2017)"; written by
+:mod:`tools.bibliography`, as JupyterLab's working copies write them), links to other
+chapters point at their notebooks, and ``{numref}`` / ``{ref}`` write the number or the title the website
 shows ("Figure 4.4", "section 4.6"; :mod:`tools.course.numbers`). Headings and
 figure captions get their numbers in :func:`tools.course.nbgrader.course_notebook`.
 """
@@ -16,6 +17,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from tools.bibliography import write_citations
 from tools.course.common import is_chapter_name
 from tools.course.myst import (
     EQUATION_LABEL,
@@ -29,7 +31,6 @@ from tools.course.myst import (
 from tools.course.numbers import SPHINX_NUMFIG_FORMAT, Target
 
 _EQ_ROLE = re.compile(r"\{eq\}`(?P<label>[^`]+)`")
-_CITE_ROLE = re.compile(r"\{cite(?::(?P<form>[a-z]+))?\}`(?P<keys>[^`]+)`")
 _TITLED = r"`(?:(?P<text>[^`<]*?)\s*<(?P<target>[^`>]+)>|(?P<bare>[^`]+))`"
 _DOC_ROLE = re.compile(r"\{doc\}" + _TITLED)
 _PRF_ROLE = re.compile(r"\{prf:ref\}" + _TITLED)
@@ -86,14 +87,6 @@ def reference(match: re.Match[str], targets: Mapping[str, Target]) -> str:
     return text or target.title
 
 
-def _citation(match: re.Match[str], citations: Mapping[str, str]) -> str:
-    """``{cite}`` as "(Vaswani et al., 2017)"; the textual ``{cite:t}`` as "Vaswani et al. (2017)"."""
-    labels = [citations.get(key.strip(), key.strip()) for key in match.group("keys").split(",")]
-    if match.group("form") in ("t", "ts"):
-        return ", ".join(f"{who} ({year})" if who else year for who, _, year in (x.rpartition(", ") for x in labels))
-    return "(" + "; ".join(labels) + ")"
-
-
 def plain_markdown(
     text: str,
     equations: Mapping[str, int],
@@ -104,7 +97,9 @@ def plain_markdown(
 ) -> str:
     """``text`` with the MyST roles, equation labels and sphinx-proof statements the book
     uses as plain Markdown; ``{numref}`` and ``{ref}`` are resolved through ``targets``
-    (label -> :class:`~tools.course.numbers.Target`) and ``formats`` (``numfig_format``)."""
+    (label -> :class:`~tools.course.numbers.Target`) and ``formats`` (``numfig_format``),
+    citations through ``citations`` (:func:`tools.bibliography.citation_labels`: a key it
+    lacks is an error)."""
     statements = statements or {}
     targets = targets or {}
     formats = formats or SPHINX_NUMFIG_FORMAT
@@ -120,7 +115,7 @@ def plain_markdown(
     text = _REF_ROLE.sub(lambda m: reference(m, targets), text)
     text = EQUATION_LABEL.sub(lambda m: f"\\tag{{{equations.get(m.group('label'), '?')}}}\n$$", text)
     text = _EQ_ROLE.sub(lambda m: f"({equations.get(m.group('label'), '?')})", text)
-    text = _CITE_ROLE.sub(lambda m: _citation(m, citations), text)
+    text = write_citations(text, citations)
 
     def link(match: re.Match[str]) -> str:
         target = (match.group("target") or match.group("bare")).strip()

@@ -43,7 +43,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from tools.course.citations import citation_labels
+from tools.bibliography import citation_labels
 from tools.course.common import assignment_name, chapter_of, prepare, run_script
 from tools.course.markdown import plain_exercises, plain_markdown
 from tools.course.myst import cell_source
