@@ -55,7 +55,7 @@ SKIP_DRAWING := PYTHONSTARTUP=$(abspath tools/skip_figure_drawing.py)
 
 .PHONY: help setup book book-only test test-fast _test-fast-unit test-unit test-doctest lint test-notebooks test-notebooks-native \
         test-notebooks-portable test-course test-student-book test-browser browser-only \
-        audit notebooks text sync-setup chapter lab lab-student serve bench course grade otter student student-branch student-book lock release clean distclean \
+        audit notebooks text sync-setup chapter lab lab-student serve bench rekey-lab course grade otter student student-branch student-book lock release clean distclean \
         _test-parallel _book-then-browser
 
 help:
@@ -89,6 +89,7 @@ help:
 	@echo "make chapter NN=13 NAME=name [TITLE=... PART=... FORCE=1]  scaffold a new chapter (see CONTRIBUTING.md)"
 	@echo "make lock       regenerate constraints.txt from the direct pins"
 	@echo "make release    the package's wheel and sdist into _build/dist, checked; prints the manual steps"
+	@echo "make rekey-lab BASE=<commit>  after a refactor of the lab: prove it computes what BASE did, then re-key the record"
 	@echo "make record-lab run chapter 11's whole experiment (about 40 min) and write the record chapters 10 and 11 read"
 	@echo "make clean      remove build outputs (keeps .venv); make distclean also removes .venv"
 
@@ -336,6 +337,13 @@ release: $(STAMP)
 record-lab: $(READER_STAMP)
 	POSENC_LAB_CACHE=$${POSENC_LAB_CACHE:-$(abspath _build/lab-cache)} \
 	$(PY) -c 'from posenc_helpers.lab import record_lab; r = record_lab(); print(r["verdicts"], r["retrieval_reach"], r["seconds"])'
+
+# After a refactor of the lab (code moved, renamed, split; no number changed): prove it
+# computes the same as BASE, a commit whose record was valid, and give the record the
+# new code's key (tools/rekey_lab_record.py; about a minute). A numerics change fails.
+rekey-lab: $(READER_STAMP)
+	@test -n "$(BASE)" || { echo "give BASE=<commit whose record was valid>"; exit 2; }
+	$(PY) -m tools.rekey_lab_record --base $(BASE) --write
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis

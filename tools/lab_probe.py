@@ -1,0 +1,127 @@
+"""A behavioural fingerprint of the training lab: what its code computes, on a few small runs.
+
+``python tools/lab_probe.py`` prints one SHA-256 over everything the probe computes
+with the ``posenc_helpers`` it imports (``PYTHONPATH`` picks the tree). It is run by
+:mod:`tools.rekey_lab_record` under two trees, an old one whose record was valid and
+the working tree, to show that a refactor of the lab changed no number before the
+record is given the new code's key. It uses only the lab's public functions, with the
+settings the record uses (``PROTOCOL``, ``DEFAULT_CONFIGS`` per task, ``CONTROLS``):
+
+* the protocol, the controls and every method's configuration, as data;
+* every position hook (each method, at the training length and 16 times it);
+* five steps of text training of every method, and of each control; their losses
+  and weights; the held-out loss at L and 2L and per position; RoPE's pair norms;
+* the offset and retrieval tasks: training, accuracies, attention;
+* two budgets from one run; a fine-tune with YaRN at 2L and a linear rescaling;
+* the n-gram baselines on a few windows; the verdict rules applied to the record's
+  own numbers.
+
+Bitwise equality of two probes on one machine says the code computes the same
+numbers on these inputs; it says nothing about inputs the probe does not reach
+(a branch taken only at other sizes), which is why numerics changes still need
+``make record-lab``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import sys
+from typing import Any
+
+import jax
+import numpy as np
+
+
+def _feed(digest: Any, value: object) -> None:
+    """Add ``value`` to ``digest``: arrays by dtype, shape and bytes; containers item by item."""
+    if isinstance(value, np.ndarray | jax.Array):
+        array = np.asarray(jax.device_get(value))
+        digest.update(f"array {array.dtype.str} {array.shape}".encode())
+        digest.update(np.ascontiguousarray(array).tobytes())
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        _feed(digest, (type(value).__name__, dataclasses.asdict(value)))
+    elif isinstance(value, dict):
+        digest.update(f"dict {len(value)}".encode())
+        for key in sorted(value, key=repr):
+            _feed(digest, key)
+            _feed(digest, value[key])
+    elif isinstance(value, tuple | list):
+        digest.update(f"{type(value).__name__} {len(value)}".encode())
+        for item in value:
+            _feed(digest, item)
+    else:
+        digest.update(f"{type(value).__name__} {value!r}".encode())
+
+
+def _model_numbers(model: Any) -> list:
+    """What a trained model holds: its weights and losses (not its training time)."""
+    return [jax.tree_util.tree_leaves(model.params), model.losses, model.steps, model.train_len]
+
+
+def probe() -> dict[str, object]:
+    """Everything the probe computes, by name (see the module docstring)."""
+    from posenc_helpers import lab
+    from posenc_helpers.measured import trained_extrapolation
+
+    protocol = lab.PROTOCOL
+    length = protocol.train_len
+    common = {"progress": False, "batch_size": 4, "warmup": 2}
+    out: dict[str, object] = {
+        "protocol": dataclasses.asdict(protocol),
+        "controls": lab.CONTROLS,
+        "configs": lab.DEFAULT_CONFIGS,
+        "methods": list(lab.METHODS),
+    }
+    for method in lab.METHODS:
+        for n in (length, 16 * length):
+            out[f"hooks {method} {n}"] = lab.position_hooks(method, n, lab.DEFAULT_CONFIGS["text"])._asdict()
+        model = lab.train(method, train_len=length, steps=5, seed=1, **common)
+        out[f"text {method}"] = _model_numbers(model)
+        out[f"length losses {method}"] = lab.length_losses(model, [length, 2 * length], windows=2)
+        out[f"position losses {method}"] = lab.position_losses(model, 2 * length, windows=2)
+        if method == "rope":
+            out["pair norms"] = lab.rope_pair_norms(model, windows=2)
+            tuned = lab.fine_tune(
+                lab.with_rope_scaling(model, "yarn", 2.0), length=2 * length, steps=2, batch_size=2, progress=False
+            )
+            out["yarn fine-tune"] = [_model_numbers(tuned), lab.length_losses(tuned, [2 * length], windows=2)]
+            linear = lab.with_rope_scaling(model, "linear", 2.0)
+            out["linear x2"] = lab.length_losses(linear, [2 * length], windows=2)
+    for name, control in lab.CONTROLS.items():
+        config = dataclasses.replace(lab.DEFAULT_CONFIGS["text"], **control["config"])
+        model = lab.train(control["method"], train_len=length, steps=3, config=config, **common)
+        out[f"control {name}"] = _model_numbers(model)
+    budgets = lab.train_budgets("alibi", train_len=length, budgets=[2, 4], **common)
+    out["budgets"] = {budget: _model_numbers(model) for budget, model in budgets.items()}
+    offset = lab.train("rope", task="offset", train_len=16, steps=4, phi=3, alphabet=8, **common)
+    out["offset"] = [
+        _model_numbers(offset),
+        lab.offset_accuracy(offset, [16, 32], windows=2),
+        lab.offset_attention(offset, 32, windows=2),
+    ]
+    retrieval = lab.train("t5", task="retrieval", train_len=16, steps=4, **common)
+    out["retrieval"] = [
+        _model_numbers(retrieval),
+        lab.retrieval_accuracy(retrieval, [16, 32], windows=4),
+        lab.retrieval_accuracy(retrieval, [32], placement="near", windows=4),
+    ]
+    out["ngram"] = lab.ngram_baselines(dataclasses.replace(protocol, ngram_orders=(1, 3)), seed=0, windows=4)
+    record = trained_extrapolation()
+    out["verdicts"] = [lab.extrapolation_verdicts(record["text"]), lab.retrieval_verdicts(record["retrieval"])]
+    return out
+
+
+def probe_digest() -> str:
+    """SHA-256 of :func:`probe`'s results."""
+    digest = hashlib.sha256()
+    _feed(digest, probe())
+    return digest.hexdigest()
+
+
+if __name__ == "__main__":
+    import posenc_helpers
+
+    print(json.dumps({"package": posenc_helpers.__file__, "probe": probe_digest()}))
+    sys.exit(0)
