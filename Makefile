@@ -58,40 +58,8 @@ SKIP_DRAWING := PYTHONSTARTUP=$(abspath tools/skip_figure_drawing.py)
         audit notebooks text sync-setup chapter lab lab-student serve bench rekey-lab course grade otter student student-branch student-book lock release clean distclean \
         _test-parallel _book-then-browser
 
-help:
-	@echo "make setup      create .venv with every pinned requirement (each target installs what it needs first)"
-	@echo "make book       build the site into _build/html (sets up .venv first)"
-	@echo "make book-only  the same build, without checking the environment"
-	@echo "make test       every check below, two at a time (what CI runs)"
-	@echo "make test-fast  the inner loop: unit, property, tooling tests not marked slow, and doctests (about a minute)"
-	@echo "make test-unit  unit, property and tooling tests"
-	@echo "make lint       ruff (lint, format) and mypy"
-	@echo "make test-doctest  the package's doctests"
-	@echo "make test-notebooks  nbval --strict under both CPU profiles (-native, -portable: one of them)"
-	@echo "make test-course  the course: every release and source run; nbgrader grades sample submissions"
-	@echo "make test-browser  build the book and check every page in Chromium (screenshots in _build/screenshots)"
-	@echo "make browser-only  the browser suite on the site already built"
-	@echo "make test-student-book  the student website shows no solution"
-	@echo "make audit      the notebooks' stored outputs: errors, stderr, paths, rounding-level figures"
-	@echo "make lab [PORT=8890] [LAB_ARGS=...]  JupyterLab on working copies of the chapters, solutions folded (_build/lab/book; FORCE=1 renews them)"
-	@echo "make lab-student  the same without solutions, for self-study (_build/lab/student)"
-	@echo "make serve      serve the built site on http://127.0.0.1:8000"
-	@echo "make notebooks  re-execute every notebook in place, in a fresh kernel each"
-	@echo "make bench      benchmarks against their budgets (chapters, book, helpers, explorers)"
-	@echo "make course [CH=04]  the nbgrader course (source, release, gradebook) into _build/course"
-	@echo "make grade A=ch04 [JOBS=N] [UNSAFE=1]  autograde _build/course/submitted, each in a sandbox, N at a time"
-	@echo "make otter [CH=04]  the same exercises as otter-grader assignments (Gradescope) into _build/otter"
-	@echo "make student    the release of make course's notebooks into _build/student (FORCE=1 to overwrite)"
-	@echo "make student-branch  the student branch's tree (release notebooks, package) into _build/student-branch"
-	@echo "make student-book  the website with solutions hidden, into _build/student-book/_build/html"
-	@echo "make text       each notebook's MyST Markdown twin in notebooks/text (make notebooks does it too)"
-	@echo "make sync-setup the notebooks' Colab set-up cell (from repository.url), explorer restart notes, exercise numbers"
-	@echo "make chapter NN=13 NAME=name [TITLE=... PART=... FORCE=1]  scaffold a new chapter (see CONTRIBUTING.md)"
-	@echo "make lock       regenerate constraints.txt from the direct pins"
-	@echo "make release    the package's wheel and sdist into _build/dist, checked; prints the manual steps"
-	@echo "make rekey-lab BASE=<commit>  after a refactor of the lab: prove it computes what BASE did, then re-key the record"
-	@echo "make record-lab run chapter 11's whole experiment (about 40 min) and write the record chapters 10 and 11 read"
-	@echo "make clean      remove build outputs (keeps .venv); make distclean also removes .venv"
+help:  ## this list: every target with a line of its own, from the comment (##) above its rule
+	@awk '/^## /{doc=substr($$0, 4); next} /^[a-z][a-z0-9-]*:/{if (doc != "") {split($$0, t, ":"); printf "make %-18s %s\n", t[1], doc}} {doc=""}' $(firstword $(MAKEFILE_LIST))
 
 $(PY):
 	$(BASE_PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Python >= 3.11 is required")'
@@ -131,8 +99,10 @@ $(COURSE_STAMP): $(LAYER_INPUTS) requirements.txt requirements-course.txt | $(NO
 $(STAMP): $(LAYER_INPUTS) requirements.txt requirements-course.txt requirements-dev.txt | $(NODE_STAMP)
 	$(call install_layer,requirements-dev.txt,$(BOOK_STAMP) $(READER_STAMP) $(COURSE_STAMP))
 
+## create .venv with every pinned requirement (each target installs what it needs first)
 setup: $(STAMP)
 
+## build the site into _build/html (sets up .venv first)
 book: $(BOOK_STAMP)
 	$(MAKE) --no-print-directory book-only
 	@echo
@@ -140,6 +110,7 @@ book: $(BOOK_STAMP)
 	@echo "or run 'make serve' and visit http://127.0.0.1:8000"
 
 # -W: warnings are errors; -n: nitpicky (every reference must resolve).
+## the same build, without checking the environment
 book-only:
 	$(BIN)/jupyter-book build . -W -n --keep-going
 
@@ -152,6 +123,7 @@ TEST_JOBS ?= 2
 # training runs (posenc_helpers/lab/cache.py); a run needed by two jobs at once is
 # trained by one while the other waits.
 LAB_TEST_CACHE := $(abspath _build/lab-test-cache)
+## every check: the test-* targets, lint and audit, two at a time (what CI runs)
 test: $(STAMP)
 	rm -rf $(LAB_TEST_CACHE)
 	POSENC_LAB_CACHE=$(LAB_TEST_CACHE) $(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target _test-parallel
@@ -163,18 +135,21 @@ _test-parallel: _book-then-browser test-notebooks-native test-notebooks-portable
 
 # The inner loop: every unit, property and tooling test not marked slow, beside the
 # doctests (two lanes, one per core).
+## the inner loop: unit, property, tooling tests not marked slow, and doctests (about a minute)
 test-fast: $(STAMP)
 	$(MAKE) --no-print-directory -j2 --output-sync=target _test-fast-unit test-doctest
 
 _test-fast-unit: $(STAMP)
 	$(PY) -m pytest tests/core tests/chapters tests/tooling -q -m "not slow"
 
+## unit, property and tooling tests
 test-unit: $(STAMP)
 	$(PY) -m pytest tests/core tests/chapters tests/tooling
 
 # ruff (lint and format) on all Python; mypy on the numerics, the lab, the checks and the
 # notebook tools (configured in pyproject.toml). The same hooks are in .pre-commit-config.yaml.
 LINTED := posenc_helpers tools tests benchmarks
+## ruff (lint, format) and mypy
 lint: $(STAMP)
 	$(BIN)/ruff check $(LINTED)
 	$(BIN)/ruff format --check $(LINTED)
@@ -182,21 +157,26 @@ lint: $(STAMP)
 
 # The otter plugin is left out: importing otter warns under traitlets (warnings are
 # errors here), it has no doctests, and tests/course/test_otter.py runs it.
+## the package's doctests
 test-doctest: $(STAMP)
 	$(PY) -m pytest --doctest-modules posenc_helpers --ignore=posenc_helpers/grading/otter.py
 
 # Strict nbval: every stored output must be reproduced by a fresh run, under both profiles.
+## nbval --strict under both CPU profiles, after the audit
 test-notebooks: $(STAMP) audit
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-notebooks-native test-notebooks-portable
 
+## nbval --strict under the native CPU profile only
 test-notebooks-native: $(STAMP)
 	$(NBVAL) $(NOTEBOOKS)
 
+## nbval --strict under the portable CPU profile only (AVX-512 off, one BLAS thread)
 test-notebooks-portable: $(STAMP)
 	$(PORTABLE_PROFILE) $(SKIP_DRAWING) $(NBVAL) $(NOTEBOOKS)
 
 # The course (tools/course, nbgrader): every chapter's release runs untouched and its
 # source earns every point; nbgrader autogrades sample submissions of chapter 04.
+## the course: every release and source run; nbgrader grades sample submissions
 test-course: $(STAMP)
 	$(SKIP_DRAWING) $(PY) -m pytest tests/course -q -p no:nbval
 
@@ -205,6 +185,7 @@ test-course: $(STAMP)
 # light and dark mode. Skipped (with a message) without Chromium; a failure then
 # with POSENC_REQUIRE_BROWSER=1, as CI sets it. Both save phone screenshots and a
 # printed chapter in _build/screenshots; make test-browser also full-page ones.
+## build the book and check every page in Chromium (screenshots in _build/screenshots)
 test-browser: $(STAMP)
 	$(MAKE) --no-print-directory book-only
 	$(MAKE) --no-print-directory browser-only
@@ -213,12 +194,15 @@ _book-then-browser: $(STAMP)
 	$(MAKE) --no-print-directory book-only
 	POSENC_FULL_PAGE_SCREENSHOTS=0 $(MAKE) --no-print-directory browser-only
 
+## the browser suite on the site already built
 browser-only:
 	$(PY) -m pytest tests/browser -q -rs -p no:nbval --confcutdir=tests/browser
 
+## the notebooks' stored outputs: errors, stderr, paths, rounding-level figures
 audit: $(BOOK_STAMP)
 	$(PY) -m tools.nbtools audit $(NOTEBOOKS)
 
+## re-execute every notebook in place, in a fresh kernel each
 notebooks: $(READER_STAMP)
 	$(PY) -m tools.nbtools execute $(NOTEBOOKS)
 
@@ -229,18 +213,22 @@ notebooks: $(READER_STAMP)
 # PORT=8890 picks JupyterLab's port; LAB_ARGS="--no-browser --ip=0.0.0.0" passes any other option.
 LAB_COPIES := _build/lab
 LAB_OPTIONS = --LabApp.app_settings_dir=$(abspath tools/jupyterlab) $(if $(PORT),--port=$(PORT),) $(LAB_ARGS)
+## [PORT=8890] [LAB_ARGS=...]  JupyterLab on working copies of the chapters, solutions folded (_build/lab/book; FORCE=1 renews them)
 lab: $(READER_STAMP)
 	$(PY) -m tools.working_copies --out $(LAB_COPIES)/book $(if $(FORCE),--force,) $(NOTEBOOKS)
 	$(BIN)/jupyter lab $(LAB_OPTIONS) --notebook-dir=$(LAB_COPIES)/book
 
+## the same without solutions, for self-study (_build/lab/student)
 lab-student: $(READER_STAMP)
 	$(PY) -m tools.working_copies --student --out $(LAB_COPIES)/student $(if $(FORCE),--force,) $(NOTEBOOKS)
 	$(BIN)/jupyter lab $(LAB_OPTIONS) --notebook-dir=$(LAB_COPIES)/student
 
+## serve the built site on http://127.0.0.1:8000
 serve:
 	@test -f _build/html/index.html || { echo "no built site: run 'make book' first"; exit 1; }
 	$(BASE_PYTHON) -m http.server 8000 --bind 127.0.0.1 --directory _build/html
 
+## benchmarks against their budgets (chapters, book, helpers, explorers)
 bench: $(STAMP)
 	$(PY) -m benchmarks.bench
 
@@ -249,43 +237,52 @@ CHAPTER_PATHS = $(if $(CH),$(foreach n,$(CH),$(wildcard notebooks/$(n)_*.ipynb))
 
 # The nbgrader course: source/ (model answers, hidden tests), release/ (what students
 # get, made by nbgrader generate_assignment), gradebook.db and nbgrader_config.py.
+## [CH=04]  the nbgrader course (source, release, gradebook) into _build/course
 course: $(COURSE_STAMP)
 	$(PY) -m tools.course --out _build/course $(if $(FORCE),--force,) $(CHAPTER_PATHS)
 
 # Autograde every submission of assignment A in _build/course/submitted, JOBS at a time
 # (default: the cores), each in a bubblewrap sandbox; each grade comes from the course's
 # grader, outside it. UNSAFE=1 grades without a sandbox (trusted submissions only).
+## A=ch04 [JOBS=N] [UNSAFE=1]  autograde _build/course/submitted, each in a sandbox, N at a time
 grade: $(COURSE_STAMP)
 	@test -n "$(A)" || { echo "name the assignment: make grade A=ch04 [JOBS=2] [UNSAFE=1]"; exit 2; }
 	$(PY) -m tools.course.grade $(A) --course _build/course $(if $(JOBS),--jobs $(JOBS),) $(if $(UNSAFE),--unsafe,)
 
 # The same exercises as otter-grader assignments (Gradescope): _build/otter/chNN/dist.
+## [CH=04]  the same exercises as otter-grader assignments (Gradescope) into _build/otter
 otter: $(COURSE_STAMP)
 	$(PY) -m tools.course --otter --out _build/otter $(if $(FORCE),--force,) $(CHAPTER_PATHS)
 
 # The tree to publish as the repository's student branch (see the instructor guide):
 # the release notebooks, the package and Binder's requirements.
+## the student branch's tree (release notebooks, package) into _build/student-branch
 student-branch: course
 	$(PY) -m tools.course --out _build/course --student-branch _build/student-branch $(if $(FORCE),--force,)
 
 # The student notebooks: the release of the course make course wrote, in one folder.
+## the release of make course's notebooks into _build/student (FORCE=1 to overwrite)
 student: $(COURSE_STAMP)
 	$(PY) -m tools.course --out _build/course --student-copies _build/student $(if $(FORCE),--force,)
 
+## the website with solutions hidden, into _build/student-book/_build/html
 student-book: $(COURSE_STAMP)
 	$(PY) -m tools.course --student-book
 
 # The student website must not show a line of any solution.
+## the student website shows no solution
 test-student-book: $(STAMP) student-book
 	POSENC_REQUIRE_STUDENT_BOOK=1 $(PY) -m pytest tests/site -q
 
 # Each notebook's MyST Markdown twin in notebooks/text/ (make notebooks writes them too).
+## each notebook's MyST Markdown twin in notebooks/text (make notebooks does it too)
 text: $(BOOK_STAMP)
 	$(PY) -m tools.nbtools text $(NOTEBOOKS)
 
 # A new chapter from the templates in tools/templates/chapter (tools/new_chapter.py): the
 # notebook and its twin, the three subpackage modules and their exports, the test file and
 # the _toc.yml entry; then its Colab cell and exercise numbers, and a first execution.
+## NN=13 NAME=name [TITLE=... PART=... FORCE=1]  scaffold a new chapter (see CONTRIBUTING.md)
 chapter: $(STAMP)
 	@if [ -z "$(NN)" ] || [ -z "$(NAME)" ]; then \
 	    echo "usage: make chapter NN=13 NAME=snake_case_name [TITLE='Title'] [PART='Part caption'] [FORCE=1]"; exit 2; fi
@@ -294,6 +291,7 @@ chapter: $(STAMP)
 	$(MAKE) --no-print-directory sync-setup
 	$(PY) -m tools.nbtools execute notebooks/$(NN)_$(NAME).ipynb
 
+## the notebooks' Colab set-up cell (from repository.url), explorer restart notes, exercise numbers
 sync-setup: $(STAMP)
 	$(PY) -m tools.nbtools sync-setup $(NOTEBOOKS)
 	$(PY) -m tools.course.numbers $(NOTEBOOKS)
@@ -302,6 +300,7 @@ sync-setup: $(STAMP)
 # with uv (which keeps every version already in constraints.txt that still fits).
 # It needs only uv, not an installed environment: after a pin changes, the environment
 # cannot be installed until the lock agrees with it.
+## regenerate constraints.txt from the direct pins
 lock:
 	@command -v $(BIN)/uv >/dev/null 2>&1 || command -v uv >/dev/null 2>&1 || { \
 	    echo "make lock needs uv: run make setup once, or install uv (https://docs.astral.sh/uv/)"; exit 1; }
@@ -320,6 +319,7 @@ lock:
 # README.md renders, and tools/release.py checks that both hold the licence files and the data
 # files, then prints the steps that stay manual (tag, push, publish).
 DIST := _build/dist
+## the package's wheel and sdist into _build/dist, checked; prints the manual steps
 release: $(STAMP)
 	$(PY) -m pytest -q -p no:nbval tests/tooling/test_project.py
 	rm -rf $(DIST)
@@ -330,10 +330,11 @@ release: $(STAMP)
 # Chapter 10 shows whether trained models work past their training length; chapter 11
 # measures it. This reruns chapter 11's protocol and writes the verdicts chapter 10 reads
 # (posenc_helpers/data/train_short_test_long.json); then run make notebooks.
-# The whole experiment of chapter 11 (about 40 minutes on two cores): writes
+# The whole experiment of chapter 11 (about an hour on two cores: 67.7 min measured, benchmarks/README.md): writes
 # posenc_helpers/data/train_short_test_long.json. Trained models are kept in
 # _build/lab-cache, so a rerun after an edit outside the lab's training code only
 # re-evaluates them.
+## run chapter 11's whole experiment (about an hour on two cores) and write the record chapters 10 and 11 read
 record-lab: $(READER_STAMP)
 	POSENC_LAB_CACHE=$${POSENC_LAB_CACHE:-$(abspath _build/lab-cache)} \
 	$(PY) -c 'from posenc_helpers.lab import record_lab; r = record_lab(); print(r["verdicts"], r["retrieval_reach"], r["seconds"])'
@@ -341,13 +342,16 @@ record-lab: $(READER_STAMP)
 # After a refactor of the lab (code moved, renamed, split; no number changed): prove it
 # computes the same as BASE, a commit whose record was valid, and give the record the
 # new code's key (tools/rekey_lab_record.py; about a minute). A numerics change fails.
+## BASE=<commit>  after a refactor of the lab: prove it computes what BASE did, then re-key the record
 rekey-lab: $(READER_STAMP)
 	@test -n "$(BASE)" || { echo "give BASE=<commit whose record was valid>"; exit 2; }
 	$(PY) -m tools.rekey_lab_record --base $(BASE) --write
 
+## remove build outputs (keeps .venv)
 clean:
 	rm -rf _build .pytest_cache .hypothesis
 	find . -name __pycache__ -not -path './.venv/*' -prune -exec rm -rf {} +
 
+## clean, and remove .venv too
 distclean: clean
 	rm -rf $(VENV) posenc_helpers.egg-info
