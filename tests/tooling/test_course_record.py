@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from tools import course
 from tools.course.record import Exercise, read_exercises
-
-#: Every chapter's exercise cells as they were at commit 00f978b, when the nbgrader
-#: metadata was still written by hand (outputs left out; from the first exercise
-#: directive to the last exercise cell of each notebook).
-HAND_WRITTEN = Path(__file__).parent / "data" / "hand_written_nbgrader.json"
 
 
 def _md(text, **meta):
@@ -26,43 +20,6 @@ def _code(text, **meta):
 
 def _ex(part, **keys):
     return {"exercise": {"part": part, **keys}}
-
-
-def _as_authors_write_it(cells):
-    """The cells with each hand-written nbgrader block replaced by the exercise metadata an
-    author writes now (worked out here from nbgrader's flags, not by tools.course)."""
-    out = []
-    for cell in cells:
-        meta = dict(cell["metadata"])
-        block = meta.pop("nbgrader", None)
-        if block is not None:
-            if block["grade"] and cell["cell_type"] == "code":
-                meta["exercise"] = {"part": "check", "points": block["points"], **meta.get("exercise", {})}
-            elif block["grade"]:
-                meta["exercise"] = {"part": "words", "points": block["points"]}
-            elif block["solution"]:
-                meta["exercise"] = {"part": "answer"}
-            else:
-                meta["exercise"] = {"part": "setup"}
-        out.append({**cell, "metadata": meta})
-    return out
-
-
-def test_the_generated_nbgrader_metadata_is_the_hand_written_one_of_every_chapter():
-    notebooks = json.loads(HAND_WRITTEN.read_text(encoding="utf-8"))["notebooks"]
-    assert len(notebooks) == 12
-    count = 0
-    for name, cells in notebooks.items():
-        written = {cell["id"]: cell["metadata"]["nbgrader"] for cell in cells if "nbgrader" in cell["metadata"]}
-        authored = _as_authors_write_it(cells)
-        assert not any("nbgrader" in cell["metadata"] for cell in authored)
-        sheet = read_exercises(authored, int(name[:2]))
-        generated = {cells[index]["id"]: block for index, block in course.nbgrader_metadata(sheet.exercises).items()}
-        assert generated == written, name
-        # the same bytes once written as nbformat writes metadata (sorted keys)
-        assert all(json.dumps(generated[key], sort_keys=True) == json.dumps(written[key]) for key in written)
-        count += len(written)
-    assert count == 91  # 18 set-up, 28 answer and 28 check cells, 17 written answers
 
 
 BOOK = [
@@ -160,7 +117,7 @@ def test_bad_arguments_are_refused():
 
 def test_the_book_writes_no_nbgrader_metadata_and_every_chapter_has_exercises():
     """Authors write only the exercise metadata (the parser refuses nbgrader's); every
-    chapter (at least the twelve of 00f978b) has graded exercises."""
+    chapter has graded exercises."""
     paths = sorted(course.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
     for path in paths:
         assert '"nbgrader"' not in path.read_text(encoding="utf-8"), path.name
