@@ -25,11 +25,21 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 CLASS_SIZE = 200
 PARALLEL_SUBMISSIONS = 6
 SPEEDUP_BUDGET = 1.7  # on two cores (make grade JOBS=2)
+
+
+class Measurement(NamedTuple):
+    """One line of the grading section; :mod:`benchmarks.bench` makes it a ``Row``."""
+
+    item: str
+    measured: float
+    unit: str
+    budget: float | None  # None: reported, not budgeted
+    higher_is_better: bool = False
 
 
 def honest_submission(source: dict[str, Any], release: dict[str, Any]) -> dict[str, Any]:
@@ -80,14 +90,14 @@ def _autograde(course: Path, name: str, student: str, *, unsafe: bool = False) -
             os.environ["POSENC_GRADING_UNSAFE"] = saved
 
 
-def bench_grading() -> list[Any]:
-    from benchmarks.bench import Row
+def bench_grading() -> list[Measurement]:
+    """Measure grading the course: one :class:`Measurement` per line of the report."""
     from tools.course import chapters_with_exercises, write_course
     from tools.course.grade import cores, grade_class, prepare_reference
 
     wanted = {c for c in os.environ.get("POSENC_BENCH_GRADING_CHAPTERS", "").split(",") if c}
     chapters = [p for p in chapters_with_exercises() if not wanted or p.name[:2] in wanted]
-    rows: list[Row] = []
+    rows: list[Measurement] = []
     course = Path(tempfile.mkdtemp(prefix="posenc-grading-"))
     try:
         names = write_course(course, chapters)
@@ -95,37 +105,37 @@ def bench_grading() -> list[Any]:
         for name in names:
             points = _submit(course, name, "honest")
             reference = prepare_reference(course, name)
-            rows.append(Row("grading", f"{name}: the release run in the sandbox (once)", reference, "s", None))
+            rows.append(Measurement(f"{name}: the release run in the sandbox (once)", reference, "s", None))
             per_chapter[name] = _autograde(course, name, "honest")
             from nbgrader.api import Gradebook
 
             with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
                 earned = gradebook.find_submission(name, "honest").code_score
             note = "" if earned == points else f" (earned {earned:g} of {points}: WRONG)"
-            rows.append(Row("grading", f"{name}: autograde one honest submission{note}", per_chapter[name], "s", None))
+            rows.append(Measurement(f"{name}: autograde one honest submission{note}", per_chapter[name], "s", None))
         if "ch04" in names:
             sandboxed = min(_autograde(course, "ch04", "honest") for _ in range(3))
             bare = min(_autograde(course, "ch04", "honest", unsafe=True) for _ in range(3))
-            rows.append(Row("grading", "ch04: one submission in the sandbox (best of 3)", sandboxed, "s", None))
-            rows.append(Row("grading", "ch04: the same without it, UNSAFE (best of 3)", bare, "s", None))
-            rows.append(Row("grading", "the sandbox's cost per submission", sandboxed - bare, "s", None))
+            rows.append(Measurement("ch04: one submission in the sandbox (best of 3)", sandboxed, "s", None))
+            rows.append(Measurement("ch04: the same without it, UNSAFE (best of 3)", bare, "s", None))
+            rows.append(Measurement("the sandbox's cost per submission", sandboxed - bare, "s", None))
             for i in range(PARALLEL_SUBMISSIONS):
                 _submit(course, "ch04", f"class-{i}")
             students = [f"class-{i}" for i in range(PARALLEL_SUBMISSIONS)]
             _, one = grade_class(course, "ch04", jobs=1, only=students)
             jobs = cores()
             _, many = grade_class(course, "ch04", jobs=jobs, only=students)
-            rows.append(Row("grading", f"ch04: {PARALLEL_SUBMISSIONS} submissions, one at a time", one, "s", None))
-            rows.append(Row("grading", f"ch04: {PARALLEL_SUBMISSIONS} submissions, {jobs} at a time", many, "s", None))
+            rows.append(Measurement(f"ch04: {PARALLEL_SUBMISSIONS} submissions, one at a time", one, "s", None))
+            rows.append(Measurement(f"ch04: {PARALLEL_SUBMISSIONS} submissions, {jobs} at a time", many, "s", None))
             speedup = one / many
             budget = SPEEDUP_BUDGET if jobs == 2 else None
-            rows.append(Row("grading", f"speed-up of make grade JOBS={jobs}", speedup, "x", budget, True))
+            rows.append(Measurement(f"speed-up of make grade JOBS={jobs}", speedup, "x", budget, True))
         else:
             speedup = 1.0
         hours = CLASS_SIZE * sum(per_chapter.values()) / 3600
         label = f"{CLASS_SIZE} students x {len(names)} chapters"
-        rows.append(Row("grading", f"{label}, one at a time", hours, "h", None))
-        rows.append(Row("grading", f"{label}, make grade on this machine", hours / speedup, "h", None))
+        rows.append(Measurement(f"{label}, one at a time", hours, "h", None))
+        rows.append(Measurement(f"{label}, make grade on this machine", hours / speedup, "h", None))
     finally:
         shutil.rmtree(course, ignore_errors=True)
     return rows
