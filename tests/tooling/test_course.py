@@ -24,7 +24,7 @@ BOOK = {
     "nbformat": 4,
     "nbformat_minor": 5,
     "cells": [
-        _md("# 4. Title\n\n## Exercises\n\n```{exercise-start}\n:label: ex-a\n```\n\n**Apply.** Do a."),
+        _md("# Title\n\n## Exercises\n\n```{exercise-start}\n:label: ex-a\n```\n\n**Apply.** Do a."),
         _code("x = None  # your answer", **_ex("answer")),
         _code("check_a(x, n=3)", **_ex("check", points=2, answer=["x"], forbid=["helper_a"])),
         _md("```{exercise-end}\n```\n\n```{solution-start} ex-a\n:class: dropdown\n```\n\nWhy a works."),

@@ -44,21 +44,6 @@ SPHINX = [
     ),
     _md("(pairs-exercises)=\n## Exercises\n\n## Key takeaways\n\n- b\n\n## Suggested projects"),
 ]
-# The same chapter with typed numbers (the notebooks until 00f978b).
-TYPED = [
-    _md("# 4. Sine and cosine pairs\n\nWhy.\n\n**You will learn**\n\n- a"),
-    _md("## 4.1 The formula\n\nText.\n\n### A worked example\n\nMore."),
-    {**_figure("", ""), "metadata": {"mystnb": {"image": {"alt": "A picture."}}, "tags": ["x"]}},
-    _md("**Figure 4.1.** The first pair, as section 4.2 explains."),
-    _md("## 4.2 The table\n\n```python\n## not a heading\n```"),
-    {**_figure("", "", "code-2"), "metadata": {"mystnb": {"image": {"alt": "A picture."}}, "tags": ["x"]}},
-    _md("**Figure 4.2.** The table."),
-    _md(
-        "Figure 4.2 and Figure 4.1 show it; section 4.1 has the formula, The table the table, "
-        "Fig. 4.2: The table. the picture, that part the rest, section 7.1 comes later and Where RoPE sits too."
-    ),
-    _md("## Exercises\n\n## Key takeaways\n\n- b\n\n## Suggested projects"),
-]
 OTHER_CHAPTER = {"rope-where": Target("rope-where", "section", "7.1", "Where RoPE sits", "07_rope")}
 
 
@@ -91,13 +76,6 @@ def test_a_chapter_numbers_its_sections_and_figures_in_order():
     }
 
 
-def test_typed_numbers_are_kept_and_read():
-    page = page_numbers(TYPED, 4)
-    assert page.sources == {} and page.figures == {}
-    other = page_numbers([_md("(t)=\n## 4.3 Typed\n\n(u)=\n## Untyped after it")], 4)
-    assert [(t.number, t.title) for t in other.targets.values()] == [("4.3", "Typed"), ("4.4", "Untyped after it")]
-
-
 def test_references_write_the_numbers_and_titles_the_website_shows():
     targets = {**page_numbers(SPHINX, 4).targets, **OTHER_CHAPTER}
     text = course.plain_markdown(SPHINX[5]["source"], {}, {}, {}, targets, FORMATS)
@@ -112,9 +90,8 @@ def test_references_write_the_numbers_and_titles_the_website_shows():
     assert course.plain_markdown("{numref}`pairs-formula`", {}, {}, {}, targets, FORMATS) == "Section 4.1"
 
 
-def test_the_course_notebook_shows_the_numbers_of_the_website_from_either_form():
+def test_the_course_notebook_shows_the_numbers_of_the_website():
     out = course.course_notebook({"cells": SPHINX, "metadata": {}}, 4, targets=OTHER_CHAPTER, formats=FORMATS)
-    typed = course.course_notebook({"cells": TYPED, "metadata": {}}, 4, targets=OTHER_CHAPTER, formats=FORMATS)
     sources = ["".join(cell["source"]) for cell in out["cells"]]
     assert sources == [
         "# 4. Sine and cosine pairs\n\nWhy.\n\n**You will learn**\n\n- a\n",
@@ -128,7 +105,6 @@ def test_the_course_notebook_shows_the_numbers_of_the_website_from_either_form()
         "Fig. 4.2: The table. the picture, that part the rest, section 7.1 comes later and Where RoPE sits too.\n",
         "## Exercises\n\n## Key takeaways\n\n- b\n\n## Suggested projects\n",
     ]
-    assert sources == ["".join(cell["source"]) for cell in typed["cells"]]
     figure = out["cells"][2]
     assert figure["metadata"] == {"mystnb": {"image": {"alt": "A picture."}}, "tags": ["x"]}
     assert figure["outputs"] == [] and out["cells"][3]["id"] == "code-1-caption"

@@ -15,7 +15,7 @@ Jupyter, so this module numbers them the same way:
   (:data:`UNNUMBERED_SECTIONS`); ``###`` headings have no number; a code cell whose
   ``mystnb.figure`` metadata has a caption is a figure, ``NN.1``, ``NN.2`` ... in
   cell order. A ``(label)=`` line names the heading after it, ``mystnb.figure.name``
-  the figure. Headings that already carry a typed number (``## 4.1 Title``) keep it.
+  the figure.
 * **equations** per page, (1), (2) ... (``math_numfig`` is off), and sphinx-proof
   statements per kind, Theorem 1, Theorem 2 ...
 
@@ -45,8 +45,6 @@ _ENUMERATOR = re.compile(r"^[ \t]*:enumerator:[^\n]*\n", re.MULTILINE)
 _HEADING = re.compile(r"^(?P<hashes>#{1,6})[ \t]+(?P<text>.*?)(?:[ \t]+#+)?[ \t]*$")
 _LABEL_LINE = re.compile(r"^\((?P<label>[^()\s]+)\)=[ \t]*$")
 _FENCE_OPEN = re.compile(r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,}|:{3,})")
-_TYPED_CHAPTER = re.compile(r"^(?P<chapter>\d+)\.[ \t]+(?P<title>.*)$")
-_TYPED_SECTION = re.compile(r"^(?P<chapter>\d+)\.(?P<section>\d+)\.?[ \t]+(?P<title>.*)$")
 
 
 # --------------------------------------------------------------------------- exercises
@@ -217,7 +215,7 @@ class _PageWalk:
         number, title, line = _number_heading(level, text, line, self.chapter, self.sections, self.titled)
         self.titled = self.titled or level == 1
         if level == 2 and number is not None:
-            self.sections = int(number.split(".")[-1])
+            self.sections += 1
         self.settle("section", number, title)
         return line
 
@@ -229,13 +227,7 @@ def _number_heading(
     if chapter is None or level > 2 or (level == 1 and titled):
         return None, text, line
     if level == 1:
-        typed = _TYPED_CHAPTER.match(text)
-        if typed and int(typed.group("chapter")) == chapter:
-            return str(chapter), typed.group("title"), line
         return str(chapter), text, f"# {chapter}. {text}"
-    typed = _TYPED_SECTION.match(text)
-    if typed and int(typed.group("chapter")) == chapter:
-        return f"{chapter}.{int(typed.group('section'))}", typed.group("title"), line
     if text.strip() in UNNUMBERED_SECTIONS:
         return None, text, line
     number = f"{chapter}.{sections + 1}"
