@@ -9,7 +9,7 @@
   Binder's requirements.
 * ``make student-book`` writes ``_build/student-book/_config.yml`` (the book's
   configuration with ``hide_solutions: true`` and ``posenc_student_edition: true``,
-  which the Sphinx extension ``tools/student_edition.py`` acts on) and builds the book
+  which the Sphinx extension ``tools/site/student.py`` acts on) and builds the book
   with it, warnings as errors, into ``_build/student-book/_build/html``;
   ``tests/site/test_student_book.py`` then checks that no line of any solution made it
   into the site. With ``repository.url`` set, its launch buttons open the notebooks of

@@ -5,7 +5,7 @@
 // requests.json: [{"tex": "...", "display": true|false}, ...]
 // results.json:  {"html": ["<mjx-container ...>", ...], "css": "...", "errors": [[index, message], ...]}
 //
-// Used by tools/prerender_math.py at build time; MathJax is the pinned npm package
+// Used by tools/site/math.py at build time; MathJax is the pinned npm package
 // next to this file (npm ci in tools/node).
 "use strict";
 

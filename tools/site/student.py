@@ -1,4 +1,4 @@
-"""The student edition of the website: ``make student-book`` (``tools/student_book.py``).
+"""The student edition of the website: ``make student-book`` (``tools/course/student.py``).
 
 The student-book target builds from a generated copy of ``_config.yml`` with
 ``hide_solutions: true`` (sphinx-exercise's switch) and
@@ -13,7 +13,7 @@ The student-book target builds from a generated copy of ``_config.yml`` with
   still resolve);
 * no page source is copied into the site, and the download button is dropped,
   since a downloaded page would carry its solutions. The launch buttons stay:
-  ``tools/student_book.py`` points them at the repository's student branch
+  ``tools/course/student.py`` points them at the repository's student branch
   (``make student-branch``), whose notebooks are the course's release.
 
 sphinx-exercise 1.2.1 implements ``hide_solutions`` for plain solutions only:
@@ -68,5 +68,5 @@ def configure_student_edition(app: Any, config: Any) -> None:
     config.html_copy_source = False
     options = config.html_theme_options
     options["use_download_button"] = False
-    # The launch buttons stay: tools/student_book.py points them at the student
+    # The launch buttons stay: tools/course/student.py points them at the student
     # branch, whose notebooks are the course's release (no solutions).

@@ -1,4 +1,4 @@
-// WCAG 2.1 AA repairs for what exists only once the page runs (tools/accessible_html.py).
+// WCAG 2.1 AA repairs for what exists only once the page runs (tools/site/accessibility.py).
 // Runs after sphinx-togglebutton has added its buttons (both wait for DOMContentLoaded,
 // and this file is registered later).
 "use strict";
