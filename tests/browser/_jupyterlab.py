@@ -1,4 +1,5 @@
-"""A JupyterLab server as ``make lab`` starts it, for the browser suite's JupyterLab tests.
+"""A JupyterLab server as ``make lab`` starts it, for the browser suite's JupyterLab tests
+(``test_jupyterlab.py``, ``test_jupyterlab_references.py``).
 
 The server runs the Python of ``POSENC_READER_PYTHON`` (default: the one running the
 tests) on a free port of 127.0.0.1 with a random token, with the book's settings

@@ -4,10 +4,12 @@ moved, the page reloaded, and the repository's notebooks untouched.
 
 ``POSENC_READER_PYTHON`` names the Python of the environment to start JupyterLab from
 (default: the one running the tests, which holds every layer); a reader's
-environment is ``requirements.txt`` alone. The JupyterLab server runs on a free port
-of 127.0.0.1 with a random token, with its configuration, settings, workspaces and
-runtime files in a temporary folder (nothing of the machine's own JupyterLab set-up is
-read or written). Chapter 01 is the chapter ``make test`` runs: the shortest to
+environment is ``requirements.txt`` alone. The JupyterLab server is started by
+``_jupyterlab.py``, as for ``test_jupyterlab_references.py``: on a free port of
+127.0.0.1 with a random token, with its configuration, settings, workspaces and runtime
+files in a temporary folder (nothing of the machine's own JupyterLab set-up is read or
+written), and every cell rendered, so that every widget output is displayed and
+checked. Chapter 01 is the chapter ``make test`` runs: the shortest to
 run. ``POSENC_JUPYTERLAB_CHAPTER`` names another (``11`` or
 ``11_train_short_test_long``): chapter 11's training lab is checked this way before a
 release (CONTRIBUTING, "Checking a chapter in JupyterLab"); it trains for minutes, so
@@ -25,18 +27,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-import secrets
-import socket
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _jupyterlab import REPO, Lab, LabDidNotStart, running_lab  # noqa: E402
 
 
 def _chapter(setting: str) -> Path:
@@ -48,17 +46,8 @@ def _chapter(setting: str) -> Path:
 
 
 CHAPTER = _chapter(os.environ.get("POSENC_JUPYTERLAB_CHAPTER") or "01_why_order_matters")
-READER_PYTHON = os.environ.get("POSENC_READER_PYTHON") or sys.executable
-LAB_SETTINGS = REPO / "tools" / "jupyterlab"  # as make lab passes it
-START_TIMEOUT_S = 180
 RUN_TIMEOUT_MS = 900_000 if CHAPTER.name.startswith("11_") else 240_000
 LOAD_TIMEOUT_MS = 120_000
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _digest(path: Path) -> str:
@@ -81,67 +70,18 @@ def _git_status() -> str:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """A JupyterLab server on a working copy of chapter 01 (as make lab makes it);
-    yields (base URL with token, the copy's folder, the server's log file)."""
+    """A JupyterLab server (``_jupyterlab.py``) on a working copy of the chapter, as
+    ``make lab`` makes it."""
     from tools import working_copies
 
     home = tmp_path_factory.mktemp("jupyterlab")
     copies = home / "book"
     working_copies.write_copies([CHAPTER], copies, student=False)
-    port, token = _free_port(), secrets.token_hex(16)
-    env = dict(os.environ)
-    for name, folder in {
-        "JUPYTER_CONFIG_DIR": "config",
-        "JUPYTER_RUNTIME_DIR": "runtime",
-        "JUPYTERLAB_SETTINGS_DIR": "settings",
-        "JUPYTERLAB_WORKSPACES_DIR": "workspaces",
-        "IPYTHONDIR": "ipython",
-    }.items():
-        (home / folder).mkdir()
-        env[name] = str(home / folder)
-    # Every cell rendered, not only those in view (JupyterLab's default windowing leaves
-    # the others out of the page), so that every widget output is displayed and checked.
-    tracker = home / "settings" / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
-    tracker.parent.mkdir(parents=True)
-    tracker.write_text('{"windowingMode": "none"}')
-    log = home / "server.log"
-    command = [
-        READER_PYTHON,
-        "-m",
-        "jupyterlab",
-        "--no-browser",
-        "--allow-root",
-        f"--port={port}",
-        "--ServerApp.ip=127.0.0.1",
-        "--ServerApp.port_retries=0",
-        f"--IdentityProvider.token={token}",
-        f"--ServerApp.root_dir={copies}",
-        f"--LabApp.app_settings_dir={LAB_SETTINGS}",
-        "--LabApp.expose_app_in_browser=True",  # window.jupyterapp, to read the notebook's model
-        "--LabApp.news_url=None",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-    ]
-    with log.open("w") as out:
-        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=copies)
-    base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5).close()
-                break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"JupyterLab did not start:\n{log.read_text()[-3000:]}", pytrace=False)
-                time.sleep(1)
-        yield base, token, copies, log
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        with running_lab(copies, home) as server:
+            yield server
+    except LabDidNotStart as error:
+        pytest.fail(str(error), pytrace=False)
 
 
 _CELLS_JS = """
@@ -213,8 +153,8 @@ def _wait(page, condition: str, timeout_ms: int, what: str, arg=None) -> None:
         pytest.fail(f"{what} within {timeout_ms / 1000:.0f} s: {summary}", pytrace=False)
 
 
-def _open_chapter(page, base: str, token: str) -> None:
-    page.goto(f"{base}/lab/tree/{CHAPTER.name}?token={token}", wait_until="load", timeout=LOAD_TIMEOUT_MS)
+def _open_chapter(page, lab: Lab) -> None:
+    page.goto(lab.url(CHAPTER.name), wait_until="load", timeout=LOAD_TIMEOUT_MS)
     _wait(
         page,
         "() => { const p = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
@@ -226,7 +166,6 @@ def _open_chapter(page, base: str, token: str) -> None:
 
 
 def test_a_chapter_runs_its_explorer_responds_and_a_reload_keeps_it(browser, lab):
-    base, token, copies, log = lab
     tracked_before, status_before = _digest(CHAPTER), _git_status()
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     context.set_default_timeout(LOAD_TIMEOUT_MS)
@@ -235,7 +174,7 @@ def test_a_chapter_runs_its_explorer_responds_and_a_reload_keeps_it(browser, lab
     page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: problems.append(str(e)))
     try:
-        _open_chapter(page, base, token)
+        _open_chapter(page, lab)
         opened = _state(page)
         assert not opened["dirty"], "opening the chapter marked it modified"
         failed = [p for p in problems if "Failed to create module" in p or "RUNTIME-0" in p]
@@ -302,7 +241,7 @@ def test_a_chapter_runs_its_explorer_responds_and_a_reload_keeps_it(browser, lab
         page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
         saved_js = "() => !window.jupyterapp.shell.currentWidget.context.model.dirty"
         _wait(page, saved_js, 60_000, "the copy was not saved")
-        saved = (copies / CHAPTER.name).read_text()
+        saved = (lab.root / CHAPTER.name).read_text()
         assert "application/vnd.jupyter.widget-view+json" in saved, "the saved copy holds no explorer"
         page.reload(wait_until="load")
         _wait(
@@ -322,4 +261,4 @@ def test_a_chapter_runs_its_explorer_responds_and_a_reload_keeps_it(browser, lab
     # The reader worked in the copy; the repository's notebooks are as they were.
     assert _digest(CHAPTER) == tracked_before, "the tracked chapter was rewritten"
     assert _git_status() == status_before
-    assert "Traceback" not in log.read_text(), log.read_text()[-3000:]
+    assert "Traceback" not in lab.log.read_text(), lab.log.read_text()[-3000:]
