@@ -18,8 +18,10 @@ The position fields of a few public models ship with the package
 ``config.json`` and the source the numbers were checked against.
 
 The package reads in :mod:`.reading` (a config into the typed record,
-:class:`PositionReport`, with one reader per ``rope_type``) and says it in words in
-:mod:`.reporting` (``str(report)`` and the command line).
+:class:`PositionReport`; the fields each ``rope_type`` adds in :mod:`.rescaling`,
+one reader per method, and the layer pattern in :mod:`.layers`, every field
+checked by :mod:`.fields`), says it in words in :mod:`.report` (``str(report)``)
+and runs from a shell in :mod:`.cli`.
 
 From a shell::
 
@@ -27,8 +29,8 @@ From a shell::
     python -m posenc_helpers.configs llama-3.1-8b      # a shipped model
 """
 
+from .cli import main
 from .reading import describe, shipped_configs
-from .record import PositionReport
-from .reporting import main
+from .report import PositionReport
 
 __all__ = ["PositionReport", "describe", "shipped_configs", "main"]

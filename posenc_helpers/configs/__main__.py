@@ -1,7 +1,7 @@
-"""``python -m posenc_helpers.configs CONFIG.json``: explain a model's positions (see :func:`main`)."""
+"""``python -m posenc_helpers.configs CONFIG.json``: explain a model's positions (see :func:`.cli.main`)."""
 
 import sys
 
-from posenc_helpers.configs import main
+from posenc_helpers.configs.cli import main
 
 sys.exit(main())

@@ -645,14 +645,14 @@ def test_llama4_style_hybrid_is_explained():
 
 
 def test_each_rope_type_has_one_reader():
-    from posenc_helpers.configs.reading import RESCALING_READERS, ROPE_TYPES
+    from posenc_helpers.configs.rescaling import RESCALING_READERS, ROPE_TYPES
 
     assert ROPE_TYPES == ("default", "linear", "dynamic", "yarn", "llama3", "longrope", "proportional")
     assert set(RESCALING_READERS) == set(ROPE_TYPES)
 
 
 def test_explain_is_the_reports_text_and_refuses_anything_else():
-    from posenc_helpers.configs.reporting import explain
+    from posenc_helpers.configs.report import explain
 
     report = describe(_plain())
     assert explain(report) == str(report) == report.to_text()
