@@ -16,12 +16,28 @@ from _browser import REQUIRE_BROWSER, why_no_browser
 if REQUIRE_BROWSER and why_no_browser():
     pytest.fail(why_no_browser(), pytrace=False)
 
-_RESULTS_JS = """
+# Each mark with the letters, digits and underscores that touch it on either side: the
+# word it was found in ("p[rope]rties" gives "properties"; a whole-word mark gives itself).
+_MARKED_WORDS_JS = """
+(root) => [...document.querySelectorAll(`${root} .highlighted`)].map((mark) => {
+  const text = (node) => (node && node.nodeType === Node.TEXT_NODE ? node.nodeValue : "");
+  const head = text(mark.previousSibling).match(/[\\p{L}\\p{N}_]*$/u)[0];
+  const tail = text(mark.nextSibling).match(/^[\\p{L}\\p{N}_]*/u)[0];
+  return head + mark.textContent + tail;
+})
+"""
+
+_RESULTS_JS = (
+    """
 () => ({
   marks: [...document.querySelectorAll("#search-results .highlighted")].map((el) => el.textContent),
+  words: ("""
+    + _MARKED_WORDS_JS
+    + """)("#search-results"),
   links: [...document.querySelectorAll("#search-results ul.search > li > a")].map((a) => a.getAttribute("href")),
 })
 """
+)
 
 
 def _search(context, server, query: str) -> dict:
@@ -43,6 +59,32 @@ def test_a_hyphenated_term_is_found_and_marked_whole(light_context, server):
     assert found["links"], "no result for p-RoPE"
     assert any("13_positions_in_2026" in link for link in found["links"][:3]), found["links"][:5]
     assert found["marks"] and {mark.lower() for mark in found["marks"]} == {"p-rope"}, sorted(set(found["marks"]))
+    assert {word.lower() for word in found["words"]} == {"p-rope"}, sorted(set(found["words"]))
+
+
+def test_the_results_mark_a_query_word_only_as_a_whole_word(light_context, server):
+    found = _search(light_context, server, "rope")
+    assert found["marks"], "no marks for rope"
+    assert {word.lower() for word in found["words"]} == {"rope"}, sorted(set(found["words"]))
+
+
+def test_the_page_opened_from_a_result_marks_whole_words_only(light_context, server):
+    """Chapter 05 says "properties" and chapter 12 "LongRoPE": neither holds the word "rope".
+
+    Before, Sphinx's highlighter marked every substring: "p[rope]rties" on chapter 05
+    and "Long[RoPE]" on chapter 12 (the page opened from a result carries the query in
+    ``?highlight=``).
+    """
+    words = {}
+    for chapter in ("05_rotation_proof", "12_positions_in_todays_models"):
+        page = light_context.new_page()
+        try:
+            page.goto(server.url(f"notebooks/{chapter}.html?highlight=rope"), wait_until="load")
+            page.wait_for_function("() => document.querySelector('.highlighted')")
+            words[chapter] = {word.lower() for word in page.evaluate(_MARKED_WORDS_JS, "article")}
+        finally:
+            page.close()
+    assert words == {"05_rotation_proof": {"rope"}, "12_positions_in_todays_models": {"rope"}}, words
 
 
 def test_the_chapter_that_explains_a_phrase_ranks_first(light_context, server):

@@ -68,6 +68,7 @@ SITE_STEPS: tuple[SiteStep, ...] = (
     icons.slim_site_icons,  # Font Awesome's CSS and fonts cut to the icons the pages name
     images.convert_site_figures,  # _images/*.png -> .webp where smaller
     explorers.render_explorer_frames,  # each chapter's explorer drawn on its grid (cached)
+    search.mark_whole_terms,  # sphinx_highlight.js marks whole terms, not substrings
 )
 
 #: Page steps, in order, applied to each page's HTML in memory.

@@ -14,6 +14,13 @@ Sphinx's own extension points, nothing patched:
   Sphinx scores a page by its best word alone, so "YaRN attention factor" ranked four
   pages alike (each has one of the words in a heading) and listed chapter 11 first,
   chapter 09, whose headings hold all three, fourth.
+- :func:`mark_whole_terms` (a site step): Sphinx's highlighter (``sphinx_highlight.js``,
+  used on the results page and on the page a result opens, ``?highlight=``) marks every
+  *substring* of the page equal to a query term: "rope" inside "properties", "European"
+  and "LongRoPE". The step rewrites its one line that finds the term so that it finds
+  the term only where no letter, digit or underscore touches it (Sphinx's index splits
+  words the same way); a hyphenated term ("p-rope") is one term, and a hyphen is a
+  boundary, so "rope" is marked in "RoPE-based".
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ from pathlib import Path
 from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.search.en import SearchEnglish
+
+from .pipeline import Site
 
 _COMPOUND = re.compile(r"\w+(?:-\w+)+")
 
@@ -60,3 +69,43 @@ def use_scorer(app: Sphinx, config: Config) -> None:
     """``config-inited``: :data:`SCORER` as ``html_search_scorer`` unless the configuration names one."""
     if not config.html_search_scorer:
         config.html_search_scorer = str(SCORER)
+
+
+#: The line of Sphinx's ``sphinx_highlight.js`` (7.4.7) that finds a term in a text node.
+SUBSTRING_LINE = "const pos = val.toLowerCase().indexOf(text);"
+WHOLE_TERM_LINE = "const pos = _posencWholeTerm(val.toLowerCase(), text);"
+#: Where a term stands whole: no letter, digit or underscore on either side.
+WHOLE_TERM_JS = r"""/* tools/site/search.py: a term is marked only where it stands whole. */
+const _posencWholeTerm = (value, term) => {
+  const inWord = /[\p{L}\p{N}_]/u;
+  for (let pos = value.indexOf(term); pos >= 0; pos = value.indexOf(term, pos + 1)) {
+    const end = pos + term.length;
+    if (!(pos > 0 && inWord.test(value[pos - 1])) && !(end < value.length && inWord.test(value[end]))) return pos;
+  }
+  return -1;
+};
+"""
+
+
+def whole_terms_highlighter(source: str) -> str:
+    """``sphinx_highlight.js`` that marks a query term only where it stands as a whole word.
+
+    Raises ``ValueError`` when the line to replace is not there (a Sphinx that changed
+    the file): the ledger in ``tools/site/README.md`` says when to look again.
+    """
+    if WHOLE_TERM_LINE in source:
+        return source
+    if source.count(SUBSTRING_LINE) != 1:
+        raise ValueError(f"sphinx_highlight.js: expected the line {SUBSTRING_LINE!r} once (Sphinx changed it?)")
+    anchor = "const _highlight = "
+    if anchor not in source:
+        raise ValueError(f"sphinx_highlight.js: expected {anchor!r} (Sphinx changed it?)")
+    source = source.replace(SUBSTRING_LINE, WHOLE_TERM_LINE)
+    return source.replace(anchor, WHOLE_TERM_JS + anchor, 1)
+
+
+def mark_whole_terms(site: Site) -> None:
+    """Site step: the search highlighter marks whole terms only (see :func:`whole_terms_highlighter`)."""
+    path = site.static / "sphinx_highlight.js"
+    if path.is_file():
+        path.write_text(whole_terms_highlighter(path.read_text(encoding="utf-8")), encoding="utf-8")
