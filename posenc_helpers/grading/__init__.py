@@ -24,8 +24,8 @@ module                                         what it does
                                                the work, code that reaches into the kernel
 :mod:`posenc_helpers.grading.values`           answers as JSON (never pickles), functions as
                                                the calls the check made to them
-:mod:`posenc_helpers.grading.nbgrader`         the nbgrader preprocessors that do the above
-:mod:`posenc_helpers.grading.otter`            the otter-grader plugin that does the above
+``posenc_helpers.grading.nbgrader``            the nbgrader preprocessors that do the above
+``posenc_helpers.grading.otter``               the otter-grader plugin that does the above
 =============================================  =============================================
 
 Importing this package imports none of them; nbgrader and otter are imported only by

@@ -72,7 +72,7 @@ def execute_notebook(
 
     ``timeouts`` holds one limit in seconds per code cell; ``folder`` the submission's
     folder, whose other files are copied into the sandbox's working folder. ``lab_store``
-    is chapter 11's store of training runs (:mod:`posenc_helpers.lab.cache`): shown
+    is chapter 11's store of training runs (``posenc_helpers.lab.cache``): shown
     read-only (each stored run in a private folder the kernel may add to), or writable
     when ``fill_lab_store`` (only for the trusted run of the release). ``isolation`` is
     :func:`posenc_helpers.grading.sandbox.run`'s.

@@ -98,7 +98,7 @@ def describe(value: Any) -> str:
 
 
 def describe_namespace(module: types.ModuleType) -> dict[str, str]:
-    """Name -> :func:`describe` of every public name of ``module``, and of every class member of
+    """Name -> ``describe`` of every public name of ``module``, and of every class member of
     the classes it defines (``CheckResult.__bool__``)."""
     out: dict[str, str] = {}
     for name, value in list(vars(module).items()):

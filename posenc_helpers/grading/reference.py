@@ -10,7 +10,7 @@ takes from that record everything but the answers.
 
 The same run times every cell, and :func:`cell_timeouts` gives each released cell of
 a submission a limit in proportion (a cell the release runs in a second does not get
-five minutes), and each cell the student wrote :data:`STUDENT_CELL_TIMEOUT`.
+five minutes), and each cell the student wrote ``STUDENT_CELL_TIMEOUT``.
 
 A reference is kept as JSON beside the course (:func:`load_or_run`), keyed on the
 notebook's sources, the package's sources and the versions of Python and numpy, so

@@ -11,11 +11,11 @@ program drives one IPython kernel with ``jupyter_client`` and
   contained to its cell: the kernel is restarted, the cells before it run again
   without their outputs, and the notebook goes on with the next cell; a cell the
   kernel never began (ipykernel 7 can lose a request under load) is run again;
-* keeps at most :data:`TEXT_BYTES` of text and :data:`DATA_BYTES` of other output
+* keeps at most ``TEXT_BYTES`` of text and ``DATA_BYTES`` of other output
   per cell (the rest is counted and dropped, with one line saying so), while the
   grading records a hidden test displays
   (:data:`~posenc_helpers.grading.values.RECORD_MIME`) are kept whole up to
-  :data:`RECORD_BYTES` each;
+  ``RECORD_BYTES`` each;
 * writes the outputs as JSON to the result pipe, never to stdout, so nothing the
   student's code prints can change them.
 

@@ -100,7 +100,7 @@ def environment_digest(paths: Sequence[Path] | None = None) -> str:
 
 
 def system_binds() -> list[str]:
-    """``/usr`` and the merged-``/usr`` links (or folders) beside it, and the files of /etc in :data:`_ETC`."""
+    """``/usr`` and the merged-``/usr`` links (or folders) beside it, and the files of /etc in ``_ETC``."""
     args = ["--ro-bind", "/usr", "/usr"]
     for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         path = Path("/") / name

@@ -9,7 +9,7 @@ The autograder runs each submission's kernel (and everything it starts) through
   environment (the virtual environment) and the ``posenc_helpers`` package. The
   course folder, the gradebook, other submissions, the repository (with its model
   answers) and every home directory are absent;
-* private ``/tmp`` (a tmpfs of at most :attr:`Limits.tmp_bytes`), ``/proc`` and
+* private ``/tmp`` (a tmpfs of at most ``Limits.tmp_bytes``), ``/proc`` and
   ``/dev``; new PID, network (loopback only), IPC and UTS namespaces, so the
   sandbox sees no other process and reaches no network;
 * an empty environment but for the variables :func:`run` is given;
@@ -24,7 +24,7 @@ The autograder runs each submission's kernel (and everything it starts) through
   every process it started dies with it, double-forked daemons included.
 
 The command returns its result over a pipe of its own (``--result-fd``), read up
-to :attr:`Limits.result_bytes`; what the command prints cannot reach it.
+to ``Limits.result_bytes``; what the command prints cannot reach it.
 
 Where bubblewrap cannot make namespaces (a container such as Gradescope's, which
 grades one submission), ``isolation="user"`` runs the command as a user of its own
@@ -38,7 +38,6 @@ import contextlib
 import fcntl
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -48,6 +47,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .processes import kill_tree
 from .runtime import runtime_paths, system_binds
 
 __all__ = [
@@ -445,7 +445,7 @@ def _run_process(
     except subprocess.TimeoutExpired:
         timed_out = True
     finally:
-        _kill(process, uid if isolation == "user" else None)
+        kill_tree(process, uid if isolation == "user" else None)
         # Every process of a sandbox dies with it; unsandboxed, a process that kept the pipes
         # open must not hold up the grader, so their readers get a moment, then the pipes close.
         for reader in (result, log):
@@ -471,47 +471,3 @@ def _feed(process: subprocess.Popen[bytes], data: bytes) -> None:
         process.stdin.write(data)
     with contextlib.suppress(OSError):
         process.stdin.close()
-
-
-def _descendants(pid: int) -> list[int]:
-    """Every process below ``pid`` (read from /proc), for runs without a PID namespace."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError, ValueError, IndexError):
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-                children.setdefault(parent, []).append(int(entry.name))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
-def _processes_of(uid: int) -> list[int]:
-    """Every process whose real uid is ``uid`` (read from /proc)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError, ValueError, IndexError):
-                line = next(x for x in (entry / "status").read_text().splitlines() if x.startswith("Uid:"))
-                if int(line.split()[1]) == uid:
-                    found.append(int(entry.name))
-    return found
-
-
-def _kill(process: subprocess.Popen[bytes], uid: int | None) -> None:
-    """Kill the command's whole process group (bwrap takes the sandbox with it), every process
-    it started that is still below it (a kernel runs in a session of its own), and every process
-    of the user it ran as (daemons included); then reap it."""
-    victims = _descendants(process.pid) if process.poll() is None else []
-    for _ in range(3 if uid is not None else 1):  # a process of the user may fork while it is killed
-        for pid in victims + (_processes_of(uid) if uid is not None else []):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
-    with contextlib.suppress(ProcessLookupError):
-        process.kill()
-    process.wait()

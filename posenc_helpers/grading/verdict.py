@@ -1,8 +1,8 @@
 """The verdict: each exercise graded outside the sandbox, on the answers the kernel recorded.
 
 After the submission has run in its sandbox (:mod:`posenc_helpers.grading.execute`),
-the grader (the nbgrader preprocessors in :mod:`posenc_helpers.grading.nbgrader`, the
-otter plugin in :mod:`posenc_helpers.grading.otter`) calls :func:`grade`, which
+the grader (the nbgrader preprocessors in ``posenc_helpers.grading.nbgrader``, the
+otter plugin in ``posenc_helpers.grading.otter``) calls :func:`grade`, which
 
 * reads each exercise's check, answer names and forbidden helpers from the test
   cell *as released*, never from the record (:func:`released_spec`);
