@@ -61,12 +61,13 @@ from ._validation import (
     require_count,
     require_even_width,
     require_finite,
-    require_positive_frequencies,
     require_positive_real,
 )
-from .rope import rope_frequencies
+from .partial_rotary import proportional_frequencies
+from .sinusoidal import geometric_frequencies
+from .unseen_angles import unseen_angle_pairs
 
-__all__ = ["scaled_rope_frequencies", "unseen_angle_pairs"]
+__all__ = ["scaled_rope_frequencies", "unseen_angle_pairs"]  # unseen_angle_pairs: re-exported from .unseen_angles
 
 SCALING_METHODS = ("linear", "ntk", "dynamic", "yarn", "llama3", "longrope", "proportional")
 
@@ -148,22 +149,14 @@ def _llama3(
 
 def _dynamic_ntk(head_dim: int, base: float, factor: float, original_max_len: int, seq_len: int) -> np.ndarray:
     if seq_len <= original_max_len or head_dim == 2:
-        return rope_frequencies(head_dim, base=base)  # (a single pair is the fastest: never rescaled)
+        return geometric_frequencies(head_dim, base)  # (a single pair is the fastest: never rescaled)
     new_base = base * (factor * seq_len / original_max_len - (factor - 1.0)) ** (head_dim / (head_dim - 2))
-    return rope_frequencies(head_dim, base=new_base)
+    return geometric_frequencies(head_dim, new_base)
 
 
 def _longrope(head_dim: int, base: float, pair_factors: np.ndarray) -> np.ndarray:
     exponent = np.arange(0, head_dim, 2, dtype=np.float64) / head_dim
     return 1.0 / (pair_factors * base**exponent)
-
-
-def _proportional(head_dim: int, base: float, partial_rotary_factor: float, factor: float) -> np.ndarray:
-    """Hugging Face's ``_compute_proportional_rope_parameters``, in float64."""
-    rope_angles = int(partial_rotary_factor * head_dim // 2)
-    inv_freq = np.zeros(head_dim // 2, dtype=np.float64)
-    inv_freq[:rope_angles] = 1.0 / base ** (np.arange(0, 2 * rope_angles, 2, dtype=np.float64) / head_dim)
-    return inv_freq / factor
 
 
 def _require_partial_rotary_factor(method: str, value: Any) -> float | None:
@@ -330,6 +323,7 @@ def scaled_rope_frequencies(
     Examples
     --------
     >>> import numpy as np
+    >>> from posenc_helpers import rope_frequencies
     >>> inv, attn = scaled_rope_frequencies(4, method="linear", factor=4.0)
     >>> inv, attn
     (array([0.25  , 0.0025]), 1.0)
@@ -399,15 +393,15 @@ def scaled_rope_frequencies(
 
     if method == "proportional":
         share = 1.0 if partial_rotary_factor is None else partial_rotary_factor
-        return _proportional(head_dim, base, share, 1.0 if factor is None else factor), 1.0
-    original = rope_frequencies(head_dim, base=base)
+        return proportional_frequencies(head_dim, base, share, 1.0 if factor is None else factor), 1.0
+    original = geometric_frequencies(head_dim, base)  # head_dim and base are checked above
     if method == "linear":
         assert factor is not None
         return original / factor, 1.0
     if method == "ntk":
         assert factor is not None
         ntk_base = base * factor ** (head_dim / (head_dim - 2)) if head_dim > 2 else base
-        return rope_frequencies(head_dim, base=ntk_base), 1.0
+        return geometric_frequencies(head_dim, ntk_base), 1.0
     assert original_max_len is not None
     if method == "dynamic":
         assert factor is not None
@@ -485,75 +479,3 @@ _WHAT = {
     "short_factor": "give one LongRoPE factor per frequency pair for sequences up to original_max_len",
     "long_factor": "give one LongRoPE factor per frequency pair for sequences beyond original_max_len",
 }
-
-
-def unseen_angle_pairs(
-    inv_freq: ArrayLike,
-    scaled_inv_freq: ArrayLike,
-    original_max_len: int,
-    new_max_len: int,
-) -> np.ndarray:
-    """Which pairs reach rotation angles at ``new_max_len`` that training never produced.
-
-    During training on positions ``0 .. L-1`` pair ``i`` turns through the
-    angles ``[0, L * theta_i)`` (the interval that positions in ``[0, L)``
-    cover, the convention of position interpolation). If ``L * theta_i >= 2 pi``
-    that is the whole circle and no angle can be new. Otherwise a pair whose
-    largest angle at the new length, ``(L' - 1) * theta'_i``, is beyond
-    ``L * theta_i`` turns into angles the model has never seen.
-
-    Parameters
-    ----------
-    inv_freq : array_like
-        The frequencies ``theta_i`` the model was trained with, a non-empty
-        1-D array of finite numbers ``> 0``.
-    scaled_inv_freq : array_like
-        The frequencies ``theta'_i`` used at the new length (``inv_freq``
-        itself for plain RoPE), same shape, finite and ``> 0``.
-    original_max_len : int
-        The training context ``L``, an integer ``>= 1``.
-    new_max_len : int
-        The new context ``L'``, an integer ``>= 1``.
-
-    Returns
-    -------
-    numpy.ndarray
-        Boolean mask, one entry per pair: True where the pair reaches unseen angles.
-
-    Raises
-    ------
-    TypeError, ValueError
-        If the frequencies are not 1-D arrays of the same non-zero length
-        holding finite numbers ``> 0``, or a length is not an integer ``>= 1``.
-
-    References
-    ----------
-    .. [1] S. Chen, S. Wong, L. Chen, Y. Tian, "Extending Context Window of Large
-       Language Models via Positional Interpolation", arXiv:2306.15595, 2023.
-    .. [2] B. Peng, J. Quesnelle, H. Fan, E. Shippole, "YaRN: Efficient Context
-       Window Extension of Large Language Models", ICLR 2024 (arXiv:2309.00071)
-       (NTK-aware scaling pushes some pairs slightly out of bounds).
-
-    Examples
-    --------
-    Two pairs, trained on 100 tokens: the fast pair (one radian per token) has
-    seen the whole circle; the slow one only a tenth of a radian.
-
-    >>> theta = np.array([1.0, 0.001])
-    >>> unseen_angle_pairs(theta, theta, 100, 400)
-    array([False,  True])
-    >>> unseen_angle_pairs(theta, theta / 4, 100, 400)
-    array([False, False])
-    """
-    theta = require_positive_frequencies(inv_freq, "inv_freq")
-    scaled = require_positive_frequencies(scaled_inv_freq, "scaled_inv_freq")
-    if scaled.shape != theta.shape:
-        raise ValueError(
-            f"scaled_inv_freq must have the shape of inv_freq {theta.shape} (one frequency per pair), "
-            f"got {scaled.shape}"
-        )
-    original_max_len = require_count(original_max_len, "original_max_len", minimum=1)
-    new_max_len = require_count(new_max_len, "new_max_len", minimum=1)
-    trained_edge = original_max_len * theta
-    partial_turn = trained_edge < 2.0 * math.pi
-    return partial_turn & ((new_max_len - 1) * scaled > trained_edge)

@@ -26,12 +26,33 @@ from __future__ import annotations
 import numpy as np
 
 from ._validation import require_choice, require_even_width, require_positive_real
-from .long_context import _proportional
-from .rope import rope_frequencies
+from .sinusoidal import geometric_frequencies
 
-__all__ = ["partial_rotary_pairs"]
+__all__ = ["partial_rotary_pairs", "proportional_frequencies"]
 
 PARTIAL_ROTARY_STYLES = ("partial", "proportional")
+
+
+def proportional_frequencies(head_dim: int, base: float, partial_rotary_factor: float, factor: float) -> np.ndarray:
+    """Proportional RoPE's frequencies (no validation): Hugging Face's ``_compute_proportional_rope_parameters``.
+
+    The first ``int(partial_rotary_factor * head_dim // 2)`` pairs turn at
+    ``base**(-2i / head_dim)``, every other pair at 0, all divided by
+    ``factor``; in float64. The one formula behind
+    :func:`~posenc_helpers.scaled_rope_frequencies` (``method="proportional"``)
+    and :func:`partial_rotary_pairs` (``style="proportional"``), which check
+    their arguments and then call it: give it a positive even ``head_dim``,
+    ``base > 0``, a share in ``(0, 1]`` and ``factor > 0``.
+
+    Examples
+    --------
+    >>> proportional_frequencies(8, 10000.0, 0.5, 1.0)
+    array([1. , 0.1, 0. , 0. ])
+    """
+    rope_angles = int(partial_rotary_factor * head_dim // 2)
+    inv_freq = np.zeros(head_dim // 2, dtype=np.float64)
+    inv_freq[:rope_angles] = 1.0 / base ** (np.arange(0, 2 * rope_angles, 2, dtype=np.float64) / head_dim)
+    return inv_freq / factor
 
 
 def partial_rotary_pairs(
@@ -97,7 +118,7 @@ def partial_rotary_pairs(
     half = head_dim // 2
     if style == "proportional":  # scaled_rope_frequencies(method="proportional")'s frequencies
         pairs = np.stack([np.arange(half), np.arange(half) + half], axis=1)
-        return pairs, _proportional(head_dim, base, share, 1.0)
+        return pairs, proportional_frequencies(head_dim, base, share, 1.0)
     width = int(head_dim * share)
     if width <= 0 or width % 2:
         raise ValueError(
@@ -106,7 +127,7 @@ def partial_rotary_pairs(
         )
     rotated = width // 2
     inv_freq = np.zeros(half, dtype=np.float64)
-    inv_freq[:rotated] = rope_frequencies(width, base=base)  # RoPE over the rotated width
+    inv_freq[:rotated] = geometric_frequencies(width, base)  # RoPE over the rotated width (checked above)
     first = np.concatenate([np.arange(rotated), np.arange(width, head_dim, 2)])
     second = np.concatenate([np.arange(rotated) + rotated, np.arange(width + 1, head_dim, 2)])
     return np.stack([first, second], axis=1), inv_freq

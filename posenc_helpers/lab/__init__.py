@@ -10,6 +10,7 @@ module                      idea
 :mod:`.ngram`               count-based n-gram baselines, scored on the models' bytes
 :mod:`.model`               the transformer; position methods as three hooks
 :mod:`.tasks`               the training batches: text, "look φ back", passkey retrieval
+:mod:`.optimiser`           one compiled optimisation step and the warmup-stable-decay schedule
 :mod:`.training`            ``train``, several budgets in one run, ``fine_tune``, RoPE rescaling
 :mod:`.evaluation`          ``length_curve``, ``retrieval_accuracy`` and the other measurements
 :mod:`.statistics`          seed intervals and the pre-registered rules for verdicts
@@ -33,6 +34,7 @@ from .evaluation import (
 )
 from .model import METHODS, Hooks, ModelConfig, forward, init_params, position_hooks, rotate_pairs
 from .ngram import ngram_byte_losses
+from .optimiser import DECAY_FRACTION, learning_rate_at
 from .protocol import (
     CONTROLS,
     PROTOCOL,
@@ -51,12 +53,10 @@ from .protocol import (
 from .statistics import FLAT_MARGIN, classify_rise, seed_interval
 from .tasks import TASKS, retrieval_sequences, training_batch
 from .training import (
-    DECAY_FRACTION,
     DEFAULT_CONFIGS,
     TrainedModel,
     fine_tune,
     hooks_for,
-    learning_rate_at,
     train,
     train_budgets,
     train_many,

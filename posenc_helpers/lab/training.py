@@ -13,25 +13,25 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import partial
 from typing import TypeVar
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 
 from .._validation import check_choice, check_count, check_lengths, check_positive_real
 from ..long_context import scaled_rope_frequencies
 from .cache import cached_run
-from .model import METHODS, Hooks, ModelConfig, forward, init_params, position_hooks
+from .model import METHODS, Hooks, ModelConfig, init_params, position_hooks
+from .optimiser import DECAY_FRACTION, OPTIMIZER, decay_steps, learning_rate_at, train_step
 from .tasks import TASKS, training_batch
 
 __all__ = [
     "TASKS",
     "TrainedModel",
     "DEFAULT_CONFIGS",
-    "learning_rate_at",
+    "learning_rate_at",  # re-exported from .optimiser
+    "DECAY_FRACTION",  # re-exported from .optimiser
     "train",
     "train_budgets",
     "train_many",
@@ -94,77 +94,8 @@ def hooks_for(model: TrainedModel, length: int) -> Hooks:
     )
 
 
-def _decay_mask(params: dict) -> dict:
-    """Weight decay on the layers' matrices and the unembedding only."""
-    mask = jax.tree_util.tree_map(lambda _: False, params)
-    mask["layers"] = [{name: name in ("qkv", "out", "up", "down") for name in layer} for layer in params["layers"]]
-    mask["unembed"] = True
-    return mask
-
-
 #: A tiny configuration for examples and quick tests.
 TINY = ModelConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, max_positions=64)
-
-_OPTIMIZER = optax.chain(
-    optax.clip_by_global_norm(1.0),
-    optax.inject_hyperparams(optax.adamw, static_args=("mask",))(
-        learning_rate=1e-3, b1=0.9, b2=0.99, weight_decay=0.1, mask=_decay_mask
-    ),
-)
-
-
-def _loss(
-    params: dict, inputs: jax.Array, targets: jax.Array, weights: jax.Array, hooks: Hooks, n_heads: int
-) -> jax.Array:
-    logits = forward(params, inputs, hooks, n_heads)
-    losses = optax.softmax_cross_entropy_with_integer_labels(logits, targets)
-    return (losses * weights).sum() / weights.sum()
-
-
-@partial(jax.jit, static_argnames="n_heads")
-def _train_step(params, opt_state, learning_rate, inputs, targets, weights, hooks, n_heads):
-    loss, grads = jax.value_and_grad(_loss)(params, inputs, targets, weights, hooks, n_heads)
-    opt_state[1].hyperparams["learning_rate"] = learning_rate
-    updates, opt_state = _OPTIMIZER.update(grads, opt_state, params)
-    return optax.apply_updates(params, updates), opt_state, loss
-
-
-def learning_rate_at(step: int, budget: int, peak: float, warmup: int) -> float:
-    """The learning rate of step ``step`` of a run of ``budget`` steps: warm-up, stable, decay.
-
-    Linear warm-up over the first ``warmup`` steps, then ``peak`` until the last
-    :data:`DECAY_FRACTION` of the budget, then a linear decay to zero: the
-    warmup-stable-decay schedule. A run of a smaller budget is the same run as a
-    larger one up to the start of its own decay, which is what lets
-    :func:`train_budgets` train several budgets for little more than the largest.
-
-    References
-    ----------
-    .. [1] A. Hägele, E. Bakouch, A. Kosson, L. Ben Allal, L. von Werra, M. Jaggi,
-       "Scaling Laws and Compute-Optimal Training beyond Fixed Training Durations",
-       NeurIPS 2024, arXiv:2405.18392 (a decay of the last 20 % matches a cosine).
-
-    Examples
-    --------
-    A budget of 10 steps decays over its last 2, to a third of the peak at the end:
-
-    >>> [round(learning_rate_at(s, 10, 1.0, 2), 3) for s in (0, 1, 5, 7, 8, 9)]
-    [0.5, 1.0, 1.0, 1.0, 0.667, 0.333]
-    """
-    if step < warmup:
-        return peak * (step + 1) / warmup
-    decay_start = budget - _decay_steps(budget)
-    if step < decay_start:
-        return peak
-    return peak * (budget - step) / (budget - decay_start + 1)
-
-
-#: The share of a budget spent decaying the learning rate (:func:`learning_rate_at`).
-DECAY_FRACTION = 0.2
-
-
-def _decay_steps(budget: int) -> int:
-    return max(1, round(DECAY_FRACTION * budget))
 
 
 def _progress(total: int, description: str, enabled: bool):
@@ -200,18 +131,18 @@ def _run(
     """
     budgets = sorted(budgets)
     largest = budgets[-1]
-    branch_at = {budget - _decay_steps(budget): budget for budget in budgets[:-1]}
-    total = largest + sum(_decay_steps(b) for b in budgets[:-1])
+    branch_at = {budget - decay_steps(budget): budget for budget in budgets[:-1]}
+    total = largest + sum(decay_steps(b) for b in budgets[:-1])
     bar = _progress(total, description, progress)
     results = {}
-    state = (params, _OPTIMIZER.init(params))
+    state = (params, OPTIMIZER.init(params))
     losses: list = []
     start = time.perf_counter()
 
     def advance(state, step, budget):
         inputs, targets, weights = training_batch(task, length, batch_size, seed, step, phi=phi, alphabet=alphabet)
         lr = np.float32(learning_rate_at(step, budget, learning_rate, warmup))
-        params, opt_state, loss = _train_step(*state, lr, inputs, targets, weights, hooks, n_heads=config.n_heads)
+        params, opt_state, loss = train_step(*state, lr, inputs, targets, weights, hooks, n_heads=config.n_heads)
         if bar is not None:
             bar.update(1)
             if bar.n % 10 == 0:
