@@ -49,12 +49,10 @@ from .checklist import (
     HEURISTIC,
     MECHANISMS,
     NOT_APPLICABLE,
-    checklist_grid,
-    checklist_markdown,
-    comparison_markdown,
     criterion_applies,
     score_encoding,
 )
+from .checklist_tables import checklist_grid, checklist_markdown, comparison_markdown
 from .collisions import collision_scan
 from .configs import PositionReport, describe, shipped_configs
 from .encoders import method_encoders
