@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import re
+
 import pytest
 
 from tools import course
+from tools.course.common import ROOT
 
 
 def _md(text, **meta):
@@ -122,7 +126,17 @@ def test_student_branch_holds_the_release_the_package_and_binder_requirements(tm
     for name in ("pyproject.toml", "LICENSE", "LICENSE-TEXT", "README.md"):
         assert (out / name).is_file(), name
     requirements = (out / "requirements.txt").read_text().splitlines()
-    assert requirements[-1] == ".[widgets,lab]" and any(line.startswith("jupyterlab-myst==") for line in requirements)
+    assert requirements[-1] == "-e .[widgets,lab]" and any(
+        line.startswith("jupyterlab-myst==") for line in requirements
+    )
+    # Binder on the student branch as on main (issue 38, item 10): its binder/ folder, whose
+    # postBuild copies the settings file it names (present in the branch) and checks the
+    # editable install that requirements.txt now makes
+    post_build = (out / "binder" / "postBuild").read_text()
+    assert os.access(out / "binder" / "postBuild", os.X_OK)
+    settings = re.search(r"^source_file=(\S+)$", post_build, re.M).group(1)
+    assert (out / settings).read_bytes() == (ROOT / settings).read_bytes()
+    assert "-r ../requirements.txt" in (out / "binder" / "requirements.txt").read_text().splitlines()
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.md").write_text("mine")
     with pytest.raises(FileExistsError, match="use --force"):

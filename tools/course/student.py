@@ -6,7 +6,8 @@
 * ``make student-branch`` writes the tree to publish as the repository's ``student``
   branch, which the student website's launch buttons open: the release notebooks at
   the paths the book uses (``notebooks/NN_*.ipynb``), the package, its licences and
-  Binder's requirements.
+  Binder's set-up (the main branch's ``binder/`` folder, with the JupyterLab settings
+  its ``postBuild`` installs).
 * ``make student-book`` writes ``_build/student-book/_config.yml`` (the book's
   configuration with ``hide_solutions: true`` and ``posenc_student_edition: true``,
   which the Sphinx extension ``tools/site/student.py`` acts on) and builds the book
@@ -30,6 +31,8 @@ import yaml
 from tools.course.common import MARKER, ROOT, RUNTIME, pins, refuse_foreign
 
 STUDENT_BOOK = ROOT / "_build" / "student-book"
+#: JupyterLab's reader settings, which binder/postBuild installs (tools/jupyterlab/README.md).
+JUPYTERLAB_SETTINGS = Path("tools") / "jupyterlab" / "overrides.json"
 
 STUDENT_BRANCH_README = """# {title}: student notebooks
 
@@ -69,7 +72,7 @@ def student_requirements() -> str:
     """What Binder installs for the student branch: the book's pins, then the package itself."""
     return (
         "# Written by tools/course (make student-branch): the notebooks' environment.\n"
-        + "\n".join([*pins((*RUNTIME, "ipykernel", "jupyterlab", "jupyterlab-myst")), ".[widgets,lab]"])
+        + "\n".join([*pins((*RUNTIME, "ipykernel", "jupyterlab", "jupyterlab-myst")), "-e .[widgets,lab]"])
         + "\n"
     )
 
@@ -85,6 +88,11 @@ def write_student_branch(course: Path, out: Path, *, force: bool = False) -> lis
     shutil.copytree(ROOT / "posenc_helpers", out / "posenc_helpers", ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "LICENSE", "LICENSE-TEXT"):
         shutil.copyfile(ROOT / name, out / name)
+    # Binder as on the main branch (binder/: the Notebook pin, JupyterLab's reader settings,
+    # the check that the package is installed editable), with the settings file it copies.
+    shutil.copytree(ROOT / "binder", out / "binder")
+    (out / JUPYTERLAB_SETTINGS).parent.mkdir(parents=True)
+    shutil.copyfile(ROOT / JUPYTERLAB_SETTINGS, out / JUPYTERLAB_SETTINGS)
     title = (yaml.safe_load((ROOT / "_config.yml").read_text()) or {}).get("title", "The book")
     (out / "README.md").write_text(STUDENT_BRANCH_README.format(title=title), encoding="utf-8")
     (out / "requirements.txt").write_text(student_requirements(), encoding="utf-8")
