@@ -12,25 +12,13 @@ which shows them.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from .._validation import require_choice, require_even_width, require_positive_real
-from ..conformance import BUGS, Evidence, Report, diagnose, explained_in
+from ..conformance import Report, describe, diagnose, explained_in, formula_section
 from ._core import CheckFailed, CheckResult, is_placeholder, not_attempted, passed
 
 __all__ = ["check_conforming_alibi", "check_conforming_rope"]
-
-
-# Where the book explains what the kit cannot name: the sections of these bugs hold the formula.
-_FORMULA_SECTION = {"rope": "rotation-direction", "alibi": "alibi-slopes-non-power-of-two"}
-_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?"
-# Parts of the kit's notes that state what the spec implies: cut from what an exercise shows.
-_SPEC_CLAUSES = (
-    re.compile(r",?\s*\bexpected\b.*$"),  # "..., expected feature 4 (half layout)"
-    re.compile(rf",?\s+where\s+(?:the spec\b|{_NUMBER}\s+(?:is|are)\s+meant\b).*$"),  # "... where 8 is meant"
-)
-_RATIO = re.compile(rf"\b{_NUMBER} times the meant one")  # the spec's value, given the answer's own
 
 
 def _verdict(report: Report, what: str) -> None:
@@ -43,53 +31,23 @@ def _verdict(report: Report, what: str) -> None:
         )
     lines = [f"{what} does not conform yet."]
     if report.bug is not None:
-        lines.append(f"The kit names the mistake {report.bug!r}: it {BUGS[report.bug]}.")
+        lines.append(f"The kit names the mistake {report.bug!r}: it {describe(report.bug, report.kind)}.")
     elif len(report.bugs) > 1:
         named = " and ".join(repr(name) for name in report.bugs)
         lines.append(f"The kit finds several mistakes at once: {named}. Fix one, then run the check again.")
     elif report.bugs:
         lines.append(
-            f"The kit names the mistake {report.bugs[0]!r}: it {BUGS[report.bugs[0]]}; "
+            f"The kit names the mistake {report.bugs[0]!r}: it {describe(report.bugs[0], report.kind)}; "
             "and it sees a further difference it cannot name."
         )
     else:
         lines.append("The kit sees a difference no named mistake explains.")
-    lines.extend(f"Where: {_where(item)}." for item in report.evidence[:2])
-    lines.extend(f"The book explains {name!r} in {explained_in(name)}." for name in report.bugs)
+    lines.extend(f"Where: {item.without_values()}." for item in report.evidence[:2])
+    lines.extend(f"The book explains {name!r} in {explained_in(name, report.kind)}." for name in report.bugs)
     if report.unrecognised or not report.bugs:
         what_to_compare = "your slopes with the rule" if report.kind == "alibi" else "your code with the formula"
-        lines.append(f"Compare {what_to_compare} of {explained_in(_FORMULA_SECTION[report.kind])}.")
+        lines.append(f"Compare {what_to_compare} of {formula_section(report.kind)}.")
     raise CheckFailed(" ".join(lines))
-
-
-def _where(item: Evidence) -> str:
-    """The probe, what was seen and where (position, pair, head); none of the numbers the spec implies.
-
-    The kit's notes may state what the spec means ("expected feature 4", "where 8 is
-    meant", "0.5 times the meant one"); those clauses are cut, and a note that still
-    shows the evidence's expected number is left out.
-    """
-    note = item.note
-    for clause in _SPEC_CLAUSES:
-        note = clause.sub("", note)
-    note = _RATIO.sub("the meant one times one constant factor", note)
-    if item.expected is not None and _shows(note, item.expected):
-        note = "the numbers differ from what the spec means"
-    place = ", ".join(
-        f"{name} {value}"
-        for name, value in (("position", item.position), ("pair", item.pair), ("head", item.head))
-        if value is not None
-    )
-    return f"{item.probe}: {note}" + (f" ({place})" if place else "")
-
-
-def _shows(text: str, number: float) -> bool:
-    """Whether ``text`` holds ``number`` written to two or more significant digits."""
-    for found in re.findall(_NUMBER, text):
-        digits = len(re.sub(r"e.*$|[-+.]", "", found).lstrip("0"))
-        if digits >= 2 and f"{float(found):.{digits}g}" == f"{number:.{digits}g}":
-            return True
-    return False
 
 
 def _require_function(fn: Any, signature: str) -> None:
@@ -176,7 +134,8 @@ def check_conforming_rope(
     rotated = "every feature" if rotary_dim is None else f"the first {spec['rotary_dim']} features"
     return passed(
         f"the kit finds a RoPE with head width {head_dim}, base {base:g}, the {layout} layout and {rotated} "
-        "rotated, on every probe."
+        "rotated, on every probe.",
+        check="check_conforming_rope",
     )
 
 
@@ -232,4 +191,6 @@ def check_conforming_alibi(fn: Any) -> CheckResult:
     except (TypeError, ValueError) as exc:
         raise CheckFailed(f"the kit could not use your function: {exc}.") from None
     _verdict(report, "your function")
-    return passed("the kit finds ALiBi's slopes for 4, 8, 6 and 12 heads, and the bias they give.")
+    return passed(
+        "the kit finds ALiBi's slopes for 4, 8, 6 and 12 heads, and the bias they give.", check="check_conforming_alibi"
+    )

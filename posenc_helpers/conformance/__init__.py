@@ -26,9 +26,19 @@ From a shell::
 prints the report and exits 0 only when the code conforms.
 """
 
-from .bugs import BUGS, EXPLAINED_IN, explained_in
+from .bugs import BUGS, EXPLAINED_IN, describe, explained_in, formula_section
 from .cli import main
 from .diagnosis import diagnose
 from .report import Evidence, Report
 
-__all__ = ["diagnose", "Report", "Evidence", "BUGS", "EXPLAINED_IN", "explained_in", "main"]
+__all__ = [
+    "diagnose",
+    "Report",
+    "Evidence",
+    "BUGS",
+    "EXPLAINED_IN",
+    "describe",
+    "explained_in",
+    "formula_section",
+    "main",
+]

@@ -8,13 +8,29 @@ that as the line a report ends with.
 
 from __future__ import annotations
 
-__all__ = ["BUGS", "EXPLAINED_IN", "explained_in"]
+__all__ = [
+    "BUGS",
+    "BUGS_BY_KIND",
+    "EXPLAINED_IN",
+    "EXPLAINED_IN_BY_KIND",
+    "FORMULA_SECTION",
+    "describe",
+    "explained_in",
+    "formula_section",
+]
 
 #: Bug name -> what the implementation does wrong, in one line.
 BUGS: dict[str, str] = {
     "layout": (
         "pairs the wrong features: interleaved pairs (2i, 2i+1) where half-split pairs (i, i + d/2) are meant, "
-        "or the reverse (a checkpoint then needs its q/k weights permuted)"
+        "or the reverse (for RoPE a checkpoint then needs its q/k weights permuted; for a sinusoidal table "
+        "the columns come in another order)"
+    ),
+    "convention": (
+        "follows another published convention than the spec names: tensor2tensor's and fairseq's sinusoidal "
+        "table (all sines, then all cosines, frequencies base**(-k/(d/2 - 1))) where the paper's interleaved "
+        "pairs with base**(-2k/d) are meant, or the reverse; not a bug in itself, but a model trained with one "
+        "reads the other as other positions (give convention= as the model was trained)"
     ),
     "dimension-index-exponent": (
         "puts the dimension index j into the exponent where the pair index k is meant: base**(-2j/d) instead of "
@@ -34,8 +50,20 @@ BUGS: dict[str, str] = {
     ),
     "sin-cos-swapped": "puts the sine where the cosine belongs and the cosine where the sine belongs",
     "low-precision-angles": (
-        "computes the angles (positions, frequencies or their product), or their cos/sin tables, "
-        "in float16 or bfloat16: errors grow with the position"
+        "computes the angles in float16 or bfloat16 (the positions, the frequencies, their product, or any of "
+        "them together): the angle errors grow with the position, to about a radian at a few thousand tokens"
+    ),
+    "low-precision-tables": (
+        "rounds the cos/sin tables to float16 or bfloat16 while the angles are exact: a bounded error of about "
+        "one unit in the last place (near 1e-3 for bfloat16) at every position, not growing with it"
+    ),
+    "offset-applied-twice": (
+        "adds a cache or chunk offset to positions that already hold it (positions + positions[0]): "
+        "right when a block starts at 0, wrong at every later prefill chunk and decode step"
+    ),
+    "pass-through-changed": (
+        "changes the features outside the rotated width (zeroes, negates or scales them, or mixes them in) "
+        "where partial rotary passes them through unchanged"
     ),
     "scaling-applied-twice": (
         "applies a rescaling on top of itself: frequencies rescaled twice, or the attention factor squared"
@@ -49,10 +77,15 @@ BUGS: dict[str, str] = {
         "ignores the positions it is given and numbers the rows 0, 1, 2, ...: wrong under left padding, "
         "packing and a KV cache"
     ),
-    "rotary-width": "rotates another set of features than the rotary fraction says",
+    "rotary-width": (
+        "rotates another set of features than the rotary fraction says: more or fewer of them, "
+        "or the last ones where the first are meant"
+    ),
     "alibi-slopes-non-power-of-two": (
         "gives a head count that is not a power of two the wrong slopes (the power-of-two formula 2**(-8h/n) "
-        "applied as it is, or the reference slopes in another order)"
+        "applied as it is, the next power of two's slopes cut short, the lower power's slopes repeated, "
+        "every other slope of the next power taken from the second ([1::2]) instead of the first ([0::2]), "
+        "or the reference slopes in another order)"
     ),
     "alibi-sign": "adds the ALiBi bias with the wrong sign: distant keys are favoured instead of penalised",
 }
@@ -71,6 +104,14 @@ EXPLAINED_IN: dict[str, tuple[str, str, str]] = {
     "rotation-direction": ("07_rope", "rope-rotation-relative-score", "The rotation and the relative score"),
     "sin-cos-swapped": ("04_sine_cosine_pairs", "pairs-formula-k-indexing", "The formula, with k indexing pairs"),
     "low-precision-angles": ("09_long_context", "long-context-angle-errors-grow", "Angle errors grow with position"),
+    "low-precision-tables": ("09_long_context", "long-context-many-bits-position", "How many bits a position gets"),
+    "convention": ("04_sine_cosine_pairs", "pairs-layouts-real-code", "Two layouts in real code"),
+    "offset-applied-twice": (
+        "12_positions_in_todays_models",
+        "practice-positions-decode-time",
+        "Positions at decode time",
+    ),
+    "pass-through-changed": ("12_positions_in_todays_models", "practice-partial-rotary", "Partial rotary"),
     "scaling-applied-twice": ("09_long_context", "long-context-three-ways-slow", "Three ways to slow the pairs down"),
     "scaling-ignored": ("09_long_context", "long-context-three-ways-slow", "Three ways to slow the pairs down"),
     "attention-factor": ("09_long_context", "long-context-yarn-s-attention", "YaRN's attention temperature"),
@@ -86,13 +127,119 @@ EXPLAINED_IN: dict[str, tuple[str, str, str]] = {
 }
 
 
-def explained_in(bug: str) -> str:
+#: (bug, kind) -> the one line for that kind, where the generic line of :data:`BUGS` would mislead.
+BUGS_BY_KIND: dict[tuple[str, str], str] = {
+    ("layout", "rope"): (
+        "pairs the wrong features: interleaved pairs (2i, 2i+1) where half-split pairs (i, i + d/2) are meant, "
+        "or the reverse (a checkpoint then needs its q/k weights permuted)"
+    ),
+    ("layout", "sinusoidal"): (
+        "orders the columns in the other layout: sine and cosine interleaved (sin, cos, sin, cos, ...) where "
+        "all sines then all cosines are meant, or the reverse (a model trained on one table reads the other "
+        "as other positions)"
+    ),
+}
+
+#: (bug, kind) -> the section that explains it for that kind, where it differs from :data:`EXPLAINED_IN`.
+EXPLAINED_IN_BY_KIND: dict[tuple[str, str], tuple[str, str, str]] = {
+    ("layout", "sinusoidal"): ("04_sine_cosine_pairs", "pairs-layouts-real-code", "Two layouts in real code"),
+    ("model-dim-denominator", "sinusoidal"): (
+        "04_sine_cosine_pairs",
+        "pairs-layouts-real-code",
+        "Two layouts in real code",
+    ),
+}
+
+#: kind -> the section that holds the right formula, for a difference no named bug explains.
+FORMULA_SECTION: dict[str, tuple[str, str, str]] = {
+    "rope": ("07_rope", "rope-rotation-relative-score", "The rotation and the relative score"),
+    "rope_frequencies": ("07_rope", "rope-rotation-relative-score", "The rotation and the relative score"),
+    "sinusoidal": ("04_sine_cosine_pairs", "pairs-formula-k-indexing", "The formula, with k indexing pairs"),
+    "alibi": ("08_alibi", "alibi-slopes", "The slopes"),
+}
+
+
+def describe(bug: str, kind: str | None = None) -> str:
+    """What ``bug`` does wrong, in one line, worded for ``kind`` where that matters.
+
+    Parameters
+    ----------
+    bug : str
+        A key of :data:`BUGS`.
+    kind : {"sinusoidal", "rope", "rope_frequencies", "alibi"}, optional
+        The kind of code diagnosed; ``None`` gives the generic line of :data:`BUGS`.
+
+    Returns
+    -------
+    str
+        The line for that kind.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``bug`` is not a string naming one of :data:`BUGS`.
+
+    Examples
+    --------
+    >>> "q/k weights" in describe("layout", "sinusoidal")
+    False
+    >>> "q/k weights" in describe("layout", "rope")
+    True
+    """
+    _require_bug(bug)
+    return BUGS_BY_KIND.get((bug, str(kind)), BUGS[bug])
+
+
+def _require_bug(bug: object) -> None:
+    if not isinstance(bug, str):
+        raise TypeError(f"bug must be a string naming one of BUGS, got {type(bug).__name__}")
+    if bug not in EXPLAINED_IN:
+        raise ValueError(f"bug must be one of {', '.join(sorted(BUGS))}; got {bug!r}")
+
+
+def _section_line(section: tuple[str, str, str]) -> str:
+    stem, label, title = section
+    return f'chapter {stem[:2]}, "{title}" (notebooks/{stem}.html#{label})'
+
+
+def formula_section(kind: str) -> str:
+    """Where the book gives the right formula of ``kind``, for a difference no named bug explains.
+
+    Parameters
+    ----------
+    kind : {"sinusoidal", "rope", "rope_frequencies", "alibi"}
+        The kind of code diagnosed.
+
+    Returns
+    -------
+    str
+        The chapter, section title and page anchor, in one line.
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is not one of the four.
+
+    Examples
+    --------
+    >>> formula_section("alibi")
+    'chapter 08, "The slopes" (notebooks/08_alibi.html#alibi-slopes)'
+    """
+    if kind not in FORMULA_SECTION:
+        raise ValueError(f"kind must be one of {', '.join(FORMULA_SECTION)}; got {kind!r}")
+    return _section_line(FORMULA_SECTION[kind])
+
+
+def explained_in(bug: str, kind: str | None = None) -> str:
     """Where the book explains ``bug``: chapter, section title and page anchor, in one line.
 
     Parameters
     ----------
     bug : str
         A key of :data:`BUGS`.
+    kind : str, optional
+        The kind of code diagnosed: a sinusoidal table's layout is explained in
+        chapter 04, RoPE's in chapter 07.
 
     Returns
     -------
@@ -110,9 +257,5 @@ def explained_in(bug: str) -> str:
     >>> explained_in("alibi-sign")
     'chapter 08, "A bias on the logits, nothing on the input" (notebooks/08_alibi.html#alibi-bias-logits-nothing)'
     """
-    if not isinstance(bug, str):
-        raise TypeError(f"bug must be a string naming one of BUGS, got {type(bug).__name__}")
-    if bug not in EXPLAINED_IN:
-        raise ValueError(f"bug must be one of {', '.join(sorted(BUGS))}; got {bug!r}")
-    stem, label, title = EXPLAINED_IN[bug]
-    return f'chapter {stem[:2]}, "{title}" (notebooks/{stem}.html#{label})'
+    _require_bug(bug)
+    return _section_line(EXPLAINED_IN_BY_KIND.get((bug, str(kind)), EXPLAINED_IN[bug]))

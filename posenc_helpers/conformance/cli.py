@@ -17,8 +17,24 @@ __all__ = ["main"]
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m posenc_helpers.conformance",
-        description="Check a positional-encoding function against what it is meant to compute, and name the bug.",
-        epilog="Exit status: 0 when the function conforms, 1 when it does not (or raised), 2 for a usage error.",
+        description=(
+            "Check a positional-encoding function against what it is meant to compute, and name the bug.\n\n"
+            "What FUNCTION must look like, by KIND (numpy arrays in; numpy, torch or JAX arrays out):\n"
+            "  sinusoidal        fn(positions, d_model) -> table, shape (n, d_model);\n"
+            "                    positions: integers, shape (n,)\n"
+            "  rope              fn(x, positions) -> x rotated, same shape as x;\n"
+            "                    x: shape (batch, seq, head_dim); positions: integers, shape (seq,)\n"
+            "  rope_frequencies  fn() -> inverse frequencies, shape (rotary_dim // 2,),\n"
+            "                    or (inverse frequencies, attention factor)\n"
+            "  alibi             fn(n_heads, seq_len) -> bias added to the logits,\n"
+            "                    shape (n_heads, seq_len, seq_len)"
+        ),
+        epilog=(
+            "Example: python -m posenc_helpers.conformance rope mypackage.module:rope --head-dim 64 "
+            "--base 10000 --layout half\n"
+            "Exit status: 0 when the function conforms, 1 when it does not (or raised), 2 for a usage error."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("kind", choices=("sinusoidal", "rope", "rope_frequencies", "alibi"))
     parser.add_argument("function", help="the function to check, as package.module:function")
@@ -26,6 +42,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--d-model", type=int, help="sinusoidal: width of the encoding; rope: the model width")
     parser.add_argument("--base", type=float, help="the base (default 10000)")
     parser.add_argument("--layout", help="rope: half (default) or interleaved; sinusoidal: interleaved or concat")
+    parser.add_argument(
+        "--convention",
+        choices=("vaswani", "tensor2tensor", "fairseq"),
+        help="sinusoidal: the paper's table (default) or tensor2tensor's and fairseq's (sines | cosines, d/2 - 1)",
+    )
     parser.add_argument("--rotary-fraction", type=float, help="rope: fraction of the head that rotates")
     parser.add_argument("--rotary-dim", type=int, help="rope: number of features that rotate")
     parser.add_argument("--scaling", help='rope: a JSON object, e.g. \'{"method": "linear", "factor": 4}\'')
@@ -50,6 +71,7 @@ def _spec(args: argparse.Namespace) -> dict[str, Any]:
         "d_model": args.d_model,
         "base": args.base,
         "layout": args.layout,
+        "convention": args.convention,
         "rotary_fraction": args.rotary_fraction,
         "rotary_dim": args.rotary_dim,
         "scaling": None if args.scaling is None else json.loads(args.scaling),

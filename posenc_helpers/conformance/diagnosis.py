@@ -12,14 +12,18 @@ from .alibi import diagnose_alibi
 from .report import Evidence, Report
 from .rope import diagnose_rope
 from .rope_frequencies import diagnose_rope_frequencies
-from .sinusoidal import diagnose_sinusoidal
+from .sinusoidal import CONVENTIONS, DEFAULT_LAYOUT, diagnose_sinusoidal
 from .spec import UserCall, UserFunctionFailed, normalise_spec, require_alibi_heads, rotary_spec
 
 __all__ = ["diagnose"]
 
 _ACCEPTS = {
-    "sinusoidal": ("fn(positions, d_model) -> array (n, d_model)", 2),
-    "rope": ("fn(x, positions) -> x rotated, x shaped (..., seq, head_dim)", 2),
+    "sinusoidal": ("fn(positions, d_model) -> table of shape (n, d_model), for integer positions of shape (n,)", 2),
+    "rope": (
+        "fn(x, positions) -> x rotated, same shape as x, for x of shape (batch, seq, head_dim) and integer "
+        "positions of shape (seq,)",
+        2,
+    ),
     "rope_frequencies": ("fn() -> inverse frequencies (rotary_dim // 2,)", 0),
     "alibi": ("fn(n_heads, seq_len) -> bias (n_heads, seq_len, seq_len)", 2),
 }
@@ -33,9 +37,12 @@ def _run(kind: str, call: UserCall, spec: dict[str, Any]) -> tuple[dict[str, Any
     if kind == "sinusoidal":
         d_model = require_even_width(spec["d_model"], "d_model")
         base = require_positive_real(spec.get("base", 10000.0), "base")
-        layout = require_choice(spec.get("layout", "interleaved"), "layout", ("interleaved", "concat"))
+        convention = require_choice(spec.get("convention", "vaswani"), "convention", CONVENTIONS)
+        layout = require_choice(spec.get("layout", DEFAULT_LAYOUT[convention]), "layout", ("interleaved", "concat"))
         shown = {"d_model": d_model, "base": base, "layout": layout}
-        return (shown, *diagnose_sinusoidal(call, d_model, base, layout))
+        if convention != "vaswani":
+            shown["convention"] = convention
+        return (shown, *diagnose_sinusoidal(call, d_model, base, layout, convention))
     causal = spec.get("causal", True)
     if not isinstance(causal, (bool, np.bool_)):
         raise TypeError(f"causal must be True or False, got {type(causal).__name__} {causal!r}")
@@ -66,7 +73,12 @@ def diagnose(
         ``"sinusoidal"``
             ``fn(positions, d_model)`` returns the encoding table, shape
             ``(len(positions), d_model)``. Spec: ``d_model`` (required), ``base``
-            (10000), ``layout`` (``"interleaved"`` as in the paper, or ``"concat"``).
+            (10000), ``convention`` (``"vaswani"``, the paper's frequencies
+            ``base**(-2k/d)``; or ``"tensor2tensor"``, alias ``"fairseq"``: their
+            ``base**(-k/(d/2 - 1))``, concatenated by default) and ``layout``
+            (``"interleaved"`` as in the paper, or ``"concat"``: all sines, then
+            all cosines). The other convention's table is reported as
+            ``convention``, not as a bug of the layout or the exponent.
         ``"rope"``
             ``fn(x, positions)`` returns ``x`` rotated, for ``x`` of shape
             ``(batch, seq, head_dim)`` and integer ``positions`` of shape ``(seq,)``.
@@ -77,7 +89,10 @@ def diagnose(
             :func:`~posenc_helpers.scaled_rope_frequencies` arguments, with
             ``method``; its attention factor is expected to scale the rotation, as
             in Hugging Face's cos/sin tables) and ``d_model`` (optional: lets the kit
-            recognise the model width used as the exponent's denominator).
+            recognise the model width used as the exponent's denominator). The
+            features outside the rotated width must come back unchanged, and
+            blocks that start after position 0 (a prefill chunk, a decode step)
+            are probed too.
         ``"rope_frequencies"``
             ``fn()`` returns the inverse frequencies, shape ``(rotary_dim // 2,)``,
             or ``(inv_freq, attention_factor)``. Spec as for ``"rope"``, without

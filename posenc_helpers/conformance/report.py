@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .bugs import BUGS, explained_in
+from .bugs import BUGS, describe, explained_in, formula_section
 
 __all__ = ["Evidence", "Report"]
 
@@ -16,6 +17,24 @@ _KIND_TITLES = {
     "rope_frequencies": "RoPE frequencies",
     "alibi": "ALiBi",
 }
+
+
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?"
+# Parts of the kit's notes that state what the spec implies: cut where values must not show.
+_SPEC_CLAUSES = (
+    re.compile(r",?\s*\bexpected\b.*$"),  # "..., expected feature 4 (half layout)"
+    re.compile(rf",?\s+where\s+(?:the spec\b|{_NUMBER}\s+(?:is|are)\s+meant\b).*$"),  # "... where 8 is meant"
+)
+_RATIO = re.compile(rf"\b{_NUMBER} times the meant one")  # the spec's value, given the answer's own
+
+
+def _shows(text: str, number: float) -> bool:
+    """Whether ``text`` holds ``number`` written to two or more significant digits."""
+    for found in re.findall(_NUMBER, text):
+        digits = len(re.sub(r"e.*$|[-+.]", "", found).lstrip("0"))
+        if digits >= 2 and f"{float(found):.{digits}g}" == f"{number:.{digits}g}":
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -54,6 +73,41 @@ class Evidence:
     expected: float | None = None
     got: float | None = None
     bug: str | None = None
+
+    def without_values(self) -> str:
+        """What was seen and where, without any number the spec implies (for exercises).
+
+        The note's clauses that state what the spec means ("expected feature 4",
+        "where 8 is meant", "0.5 times the meant one") are cut, and a note that still
+        shows the expected number is replaced by a plain statement.
+
+        Returns
+        -------
+        str
+            ``"probe: note (position t, pair k)"``.
+
+        Raises
+        ------
+        Nothing.
+
+        Examples
+        --------
+        >>> Evidence("fn()", "the frequencies follow base 10000 where 500000 is meant", pair=7,
+        ...          expected=1.03e-05, got=3.2e-04, bug="base").without_values()
+        'fn(): the frequencies follow base 10000 (pair 7)'
+        """
+        note = self.note
+        for clause in _SPEC_CLAUSES:
+            note = clause.sub("", note)
+        note = _RATIO.sub("the meant one times one constant factor", note)
+        if self.expected is not None and _shows(note, self.expected):
+            note = "the numbers differ from what the spec means"
+        place = ", ".join(
+            f"{name} {value}"
+            for name, value in (("position", self.position), ("pair", self.pair), ("head", self.head))
+            if value is not None
+        )
+        return f"{self.probe}: {note}" + (f" ({place})" if place else "")
 
     def __str__(self) -> str:
         place = ", ".join(
@@ -145,19 +199,19 @@ class Report:
         if self.ok:
             return lines[0]
         if self.bug is not None:
-            lines.append(f"Bug: {self.bug}: {BUGS[self.bug]}.")
+            lines.append(f"Bug: {self.bug}: {describe(self.bug, self.kind)}.")
         elif self.bugs:
             named = " + ".join(self.bugs)
             more = ", and something no named bug explains" if self.unrecognised else ""
             lines.append(f"Combined bugs: {named}{more}.")
-            lines.extend(f"  {name}: {BUGS[name]}." for name in self.bugs)
+            lines.extend(f"  {name}: {describe(name, self.kind)}." for name in self.bugs)
         else:
             lines.append("Unrecognised: the differences below match no named bug.")
         lines.extend(f"Where: {item}" for item in self.evidence[:6])
         if len(self.evidence) > 6:
             lines.append(f"... and {len(self.evidence) - 6} more differences.")
         for name in self.bugs:
-            lines.append(f"Explained in the book: {explained_in(name)}.")
-        if not self.bugs:
-            lines.append("Explained in the book: compare with the reference numerics of posenc_helpers.")
+            lines.append(f"Explained in the book: {explained_in(name, self.kind)}.")
+        if self.unrecognised and self.kind in _KIND_TITLES:
+            lines.append(f"The right formula is in the book: {formula_section(self.kind)}.")
         return "\n".join(lines)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..precision import rope_angles, round_to_precision
+from ..precision import round_to_precision
 from ..rope import apply_rope
 from .angles import FrequencyMeaning, angle_tolerance, explain_frequencies, fit_angles, wrap
 from .report import Evidence
@@ -27,11 +27,11 @@ __all__ = ["PROBE_POSITIONS", "diagnose_rope", "pairs_of"]
 PROBE_POSITIONS = np.array([0, 1, 2, 3, 5, 17, 100, 257, 1000, 4097], dtype=np.int64)
 
 
-def pairs_of(layout: str, width: int) -> list[tuple[int, int]]:
-    """The feature pairs ``(first, second)`` of a layout over the first ``width`` features."""
+def pairs_of(layout: str, width: int, start: int = 0) -> list[tuple[int, int]]:
+    """The feature pairs ``(first, second)`` of a layout over ``width`` features from feature ``start``."""
     if layout == "interleaved":
-        return [(2 * i, 2 * i + 1) for i in range(width // 2)]
-    return [(i, i + width // 2) for i in range(width // 2)]
+        return [(start + 2 * i, start + 2 * i + 1) for i in range(width // 2)]
+    return [(start + i, start + i + width // 2) for i in range(width // 2)]
 
 
 def _observed_pairs(matrices: np.ndarray) -> tuple[list[tuple[int, int]] | None, Evidence | None]:
@@ -55,29 +55,71 @@ def _observed_pairs(matrices: np.ndarray) -> tuple[list[tuple[int, int]] | None,
     return pairs, None
 
 
-def _pairing(spec: RotarySpec, observed: list[tuple[int, int]]) -> tuple[str, int, Evidence | None]:
-    """The layout and width the observed pairs follow, and the evidence if they are not the meant ones."""
+def _pairing(spec: RotarySpec, observed: list[tuple[int, int]]) -> tuple[str, int, int, Evidence | None]:
+    """The layout, width and first feature the observed pairs follow, and the evidence if not the meant ones."""
     meant = pairs_of(spec.layout, spec.rotary_dim)
     if observed == meant:
-        return spec.layout, spec.rotary_dim, None
+        return spec.layout, spec.rotary_dim, 0, None
     probe = "unit vectors at position 1"
-    for layout in ("interleaved", "half"):
+    for layout in (spec.layout, "interleaved" if spec.layout == "half" else "half"):
         for width in sorted({spec.rotary_dim, spec.head_dim}):
-            if observed != pairs_of(layout, width):
-                continue
-            first, partner = meant[0][0], meant[0][1]
-            got = dict(observed).get(first)
-            if width == spec.rotary_dim:
-                note = (
-                    f"{layout} pairs: feature {first} turns into feature {got}, expected feature {partner} "
-                    f"({spec.layout} layout)"
-                )
-                return layout, width, Evidence(probe, note, bug="layout")
-            note = f"{width} features rotate ({layout} pairs over them), where the spec rotates {spec.rotary_dim}"
-            return layout, width, Evidence(probe, note, bug="rotary-width")
+            for start in sorted({0, spec.head_dim - width}):
+                if observed != pairs_of(layout, width, start):
+                    continue
+                return layout, width, start, _pairing_evidence(spec, observed, layout, width, start)
     rotated = sorted({f for pair in observed for f in pair})
     note = f"features {rotated[:8]}{'...' if len(rotated) > 8 else ''} rotate, in pairs no layout of the spec forms"
-    return "", 0, Evidence(probe, note, bug="rotary-width" if len(rotated) != spec.rotary_dim else None)
+    return "", 0, 0, Evidence(probe, note, bug="rotary-width" if len(rotated) != spec.rotary_dim else None)
+
+
+def _pairing_evidence(
+    spec: RotarySpec, observed: list[tuple[int, int]], layout: str, width: int, start: int
+) -> Evidence | None:
+    """Say how the observed pairs (a layout over ``width`` features from ``start``) differ from the meant ones."""
+    probe = "unit vectors at position 1"
+    if start:
+        note = f"the last {width} features rotate ({layout} pairs over them), where the first ones are meant"
+        return Evidence(probe, note, bug="rotary-width")
+    if width != spec.rotary_dim:
+        note = f"{width} features rotate ({layout} pairs over them), where the spec rotates {spec.rotary_dim}"
+        return Evidence(probe, note, bug="rotary-width")
+    meant = pairs_of(spec.layout, spec.rotary_dim)
+    first, partner = meant[0]
+    got = dict(observed).get(first)
+    note = (
+        f"{layout} pairs: feature {first} turns into feature {got}, expected feature {partner} ({spec.layout} layout)"
+    )
+    return Evidence(probe, note, bug="layout")
+
+
+def _pass_through(matrices: np.ndarray, pairs: list[tuple[int, int]], positions: np.ndarray) -> Evidence | None:
+    """Evidence unless every feature outside the rotated pairs comes back unchanged at every position."""
+    rotated = {f for pair in pairs for f in pair}
+    rest = [j for j in range(matrices.shape[-1]) if j not in rotated]
+    if not rest:
+        return None
+    block = matrices[:, :, rest]  # block[t, i, n]: feature i of the output for e_rest[n]
+    identity = np.zeros(block.shape[1:])
+    identity[rest, np.arange(len(rest))] = 1.0
+    miss = np.abs(block - identity[None]).max(axis=1)  # miss[t, n]
+    if np.max(miss) <= 1e-6:
+        return None
+    t, n = np.unravel_index(int(np.argmax(miss)), miss.shape)
+    j = rest[n]
+    column = block[t, :, n]
+    norm = float(np.linalg.norm(column))
+    if norm < 1e-6:
+        how = "comes back as zeros"
+    elif np.abs(column[j]) > 0.999 * norm and abs(norm - 1) > 1e-6:
+        how = f"comes back times {column[j]:.4g}"
+    elif np.abs(column[j]) > 0.999 * norm:
+        how = "comes back negated"
+    else:
+        how = "comes back mixed into other features"
+    note = f"a unit vector in feature {j}, outside the rotated width, {how}: it must pass through unchanged"
+    return Evidence(
+        "unit vectors in the features that do not rotate", note, position=int(positions[t]), bug="pass-through-changed"
+    )
 
 
 def _blocks(matrices: np.ndarray, pairs: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -139,71 +181,218 @@ def _scale_findings(spec: RotarySpec, scale: float, findings: list[Evidence]) ->
     return [Evidence(probe, note, expected=factor, got=scale, bug="attention-factor")]
 
 
-def _low_precision(spec: RotarySpec, positions: np.ndarray, observed: np.ndarray) -> str | None:
-    """The format in which the spec's angles (or their cos/sin) give the observed block angles, if one does."""
-    theta = spec.expected
-    exact = positions[:, None] * theta[None, :]
-    for precision in ("bfloat16", "float16"):
-        candidates = (
-            rope_angles(positions, theta, precision),  # positions, frequencies and product rounded
-            positions[:, None] * round_to_precision(theta, precision)[None, :],  # frequencies rounded
-            np.arctan2(round_to_precision(np.sin(exact), precision), round_to_precision(np.cos(exact), precision)),
-        )
-        for angles in candidates:
-            if np.all(np.abs(wrap(observed - angles)) <= angle_tolerance(positions)[:, None] + 1e-2 * 2.0**-8):
-                return precision
+_FORMATS = ("bfloat16", "float16")
+
+
+def _angle_variants(positions: np.ndarray, theta: np.ndarray, precision: str) -> dict[str, list[np.ndarray]]:
+    """Angles with some of positions, frequencies and product rounded to ``precision``, by what is rounded.
+
+    Each variant lists the product computed in float64 and in float32 (a near tie may round either way).
+    """
+
+    def rounded(x: np.ndarray) -> np.ndarray:
+        return round_to_precision(x, precision)
+
+    variants: dict[str, list[np.ndarray]] = {}
+    for t_round in (False, True):
+        for f_round in (False, True):
+            for p_round in (False, True):
+                if not (t_round or f_round or p_round):
+                    continue
+                t = rounded(positions) if t_round else positions
+                f = rounded(theta) if f_round else theta
+                products = [t[:, None] * f[None, :], (t.astype(np.float32)[:, None] * f.astype(np.float32)[None, :])]
+                products = [np.asarray(p, dtype=np.float64) for p in products]
+                if p_round:
+                    products = [rounded(p) for p in products]
+                what = [
+                    name
+                    for name, used in (("positions", t_round), ("frequencies", f_round), ("their product", p_round))
+                    if used
+                ]
+                variants[" and ".join(what)] = products
+    return variants
+
+
+def _low_precision_angles(spec: RotarySpec, positions: np.ndarray, observed: np.ndarray) -> tuple[str, str] | None:
+    """The format and what was rounded when the observed block angles are the spec's angles so computed."""
+    tolerance = angle_tolerance(positions)[:, None] + 1e-6
+    for precision in _FORMATS:
+        for what, products in _angle_variants(positions, spec.expected, precision).items():
+            hit = np.zeros(observed.shape, dtype=bool)
+            for angles in products:
+                hit |= np.abs(wrap(observed - angles)) <= tolerance
+            if np.all(hit):
+                return precision, what
     return None
+
+
+def _low_precision_tables(
+    spec: RotarySpec, positions: np.ndarray, cos_sin: tuple[np.ndarray, np.ndarray]
+) -> str | None:
+    """The format when the observed cos and sin are the exact ones (times the factor) rounded to it."""
+    exact = positions[:, None] * spec.expected[None, :]
+    meant = (spec.attention_factor * np.cos(exact), spec.attention_factor * np.sin(exact))
+    for precision in ("float16", "bfloat16"):
+        ulp = 2.0 ** -(11 if precision == "float16" else 8)
+        fine = True
+        for got, value in zip(cos_sin, meant, strict=True):
+            representable = np.all(round_to_precision(got, precision) == got)
+            # within one unit in the last place of the exact value (half a unit, or a near tie from float32 angles)
+            scale = 2.0 ** np.floor(np.log2(np.maximum(np.abs(value), 2.0**-14)))
+            near = np.all(np.abs(got - value) <= ulp * scale + angle_tolerance(positions)[:, None])
+            fine = fine and bool(representable) and bool(near)
+        if fine:
+            return precision
+    return None
+
+
+def _precision_findings(
+    spec: RotarySpec, positions: np.ndarray, matrices: np.ndarray, pairs: list[tuple[int, int]]
+) -> Evidence | None:
+    """Evidence of angles or cos/sin tables in a low precision, when that explains every block."""
+    a = np.array([p[0] for p in pairs])
+    b = np.array([p[1] for p in pairs])
+    cos_part = (matrices[:, a, a] + matrices[:, b, b]) / 2
+    sin_part = (matrices[:, b, a] - matrices[:, a, b]) / 2
+    probe = "unit vectors at positions 0 .. 4097"
+    table = _low_precision_tables(spec, positions, (cos_part, sin_part))
+    if table is not None:
+        note = (
+            f"the cos/sin tables are the exact ones rounded to {table}: the error is bounded, "
+            "about the same at every position"
+        )
+        return Evidence(probe, note, bug="low-precision-tables")
+    found = _low_precision_angles(spec, positions, np.arctan2(sin_part, cos_part))
+    if found is None:
+        return None
+    precision, what = found
+    miss = np.abs(wrap(np.arctan2(sin_part, cos_part) - positions[:, None] * spec.expected[None, :]))
+    t, k = (int(v) for v in np.unravel_index(int(np.argmax(miss)), miss.shape))
+    note = f"the angles are the spec's with {what} rounded to {precision}: the error grows with the position"
+    return Evidence(probe, note, position=int(positions[t]), pair=k, bug="low-precision-angles")
+
+
+def _unit_probe(head_dim: int, length: int) -> np.ndarray:
+    """Batch entry ``j`` holds the unit vector ``e_j`` at every one of ``length`` positions."""
+    probe_x = np.zeros((head_dim, length, head_dim))
+    probe_x[np.arange(head_dim), :, np.arange(head_dim)] = 1.0
+    return probe_x
+
+
+def _reference(spec: RotarySpec, probe_x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """What the spec's RoPE returns for ``probe_x`` at ``positions`` (float64)."""
+    reference = apply_rope(
+        probe_x,
+        np.asarray(positions, dtype=np.float64),
+        layout=spec.layout,
+        inv_freq=spec.expected,
+        rotary_dim=spec.rotary_dim,
+    )
+    reference = np.array(reference, dtype=np.float64)
+    reference[..., : spec.rotary_dim] *= spec.attention_factor
+    return reference
+
+
+def _matches(spec: RotarySpec, out: np.ndarray, probe_x: np.ndarray, positions: np.ndarray) -> bool:
+    tolerance = angle_tolerance(positions)[None, :, None] * max(1.0, spec.attention_factor)
+    return bool(np.all(np.abs(out - _reference(spec, probe_x, positions)) <= tolerance))
+
+
+#: Blocks that start after position 0: a prefill chunk after a cached prompt, and one decode step.
+OFFSET_BLOCKS = {
+    "a prefill chunk at positions 37 .. 42": np.arange(37, 43, dtype=np.int64),
+    "one decode step at position 613": np.array([613], dtype=np.int64),
+}
+
+
+def _offset_findings(call: UserCall, spec: RotarySpec) -> list[Evidence]:
+    """Probe blocks that do not start at 0; name a cache offset added twice or positions counted from 0."""
+    findings: list[Evidence] = []
+    for probe, positions in OFFSET_BLOCKS.items():
+        probe_x = _unit_probe(spec.head_dim, positions.size)
+        out = call((probe_x, positions.copy()), f"unit vectors in {probe}", probe_x.shape)
+        if _matches(spec, out, probe_x, positions):
+            continue
+        first = int(positions[0])
+        readings = (
+            (
+                positions + first,
+                "offset-applied-twice",
+                f"the row at position {first} is rotated as position "
+                f"{2 * first}: the block's start is added to positions that already hold it",
+            ),
+            (
+                positions - first,
+                "positions-ignored",
+                f"the row at position {first} is rotated as position 0: "
+                "the block's positions are counted from its start, not taken as given",
+            ),
+        )
+        for candidate, bug, note in readings:
+            if _matches(spec, out, probe_x, candidate):
+                findings.append(Evidence(f"unit vectors in {probe}", note, position=first, bug=bug))
+                break
+        else:
+            note = "rows of a block that starts after position 0 are rotated as other positions"
+            findings.append(Evidence(f"unit vectors in {probe}", note, position=first))
+    unique: dict[tuple[str | None, str], Evidence] = {}
+    for item in findings:
+        unique.setdefault((item.bug, item.note.split(":")[-1]), item)
+    return list(unique.values())
 
 
 def diagnose_rope(call: UserCall, spec: RotarySpec) -> tuple[list[Evidence], bool]:
     """Run the probes; return the evidence (empty when the code conforms) and whether it was all read."""
-    head_dim, positions = spec.head_dim, PROBE_POSITIONS
-    probe_x = np.zeros((head_dim, positions.size, head_dim))
-    probe_x[np.arange(head_dim), :, np.arange(head_dim)] = 1.0
+    positions = PROBE_POSITIONS
+    probe_x = _unit_probe(spec.head_dim, positions.size)
     out = call((probe_x, positions.copy()), "unit vectors at positions 0 .. 4097", probe_x.shape)
-    matrices = np.transpose(out, (1, 2, 0))  # matrices[t, i, j]: feature i of the output for e_j
-    reference = (
-        apply_rope(
-            probe_x,
-            positions.astype(np.float64),
-            layout=spec.layout,
-            inv_freq=spec.expected,
-            rotary_dim=spec.rotary_dim,
-        )
-        * 1.0
-    )
-    reference[..., : spec.rotary_dim] *= spec.attention_factor
-    tolerance = angle_tolerance(positions)[None, :, None] * max(1.0, spec.attention_factor)
-    if np.all(np.abs(out - reference) <= tolerance):
-        return [], True
+    if _matches(spec, out, probe_x, positions):
+        offsets = _offset_findings(call, spec)
+        return offsets, all(item.bug is not None for item in offsets)
+    findings, complete = _read_matrices(spec, np.transpose(out, (1, 2, 0)), positions)
+    if not findings:  # never silent about a difference: the output is not the spec's rotation
+        note = "the output differs from the spec's rotation in a way the probes could not read"
+        findings, complete = [Evidence("unit vectors at positions 0 .. 4097", note)], False
+    return findings, complete
+
+
+def _read_matrices(spec: RotarySpec, matrices: np.ndarray, positions: np.ndarray) -> tuple[list[Evidence], bool]:
+    """Read pairs, pass-through, precision, angles and scale off ``matrices[t, i, j]``; name what differs."""
     observed, problem = _observed_pairs(matrices)
     if observed is None:
         return [problem] if problem else [], False
     if not observed:
         return [Evidence("unit vectors at every probe position", "no feature is rotated at any position")], False
-    layout, width, pairing = _pairing(spec, observed)
+    layout, width, start, pairing = _pairing(spec, observed)
     findings = [pairing] if pairing else []
+    passing = _pass_through(matrices, observed, positions)
+    if passing is not None:
+        findings.append(passing)
     if not width:
         return findings, False
-    pairs = pairs_of(layout, width)
+    pairs = pairs_of(layout, width, start)
     angles, scales, reflection = _blocks(matrices, pairs)
     if np.max(reflection) > 1e-3 * max(1.0, float(np.max(scales))):
         t, k = np.unravel_index(int(np.argmax(reflection)), reflection.shape)
         note = "a pair's 2x2 block is not a rotation (one component's sign or factor differs)"
         return findings + [Evidence("unit vectors", note, position=int(positions[t]), pair=int(k))], False
+    if width == spec.rotary_dim:
+        precision = _precision_findings(spec, positions.astype(np.float64), matrices, pairs)
+        if precision is not None:
+            return findings + [precision], all(item.bug is not None for item in findings)
     fit = fit_angles(positions.astype(np.float64), angles)
     if fit is None:
         return findings + [Evidence("unit vectors at positions 0 and 1", "pair 0 does not turn", pair=0)], False
     findings.extend(_fit_findings(spec, fit, width, float(np.median(scales))))
-    complete = _explain_residual(spec, fit, positions, angles, findings)
+    complete = _explain_residual(fit, positions, angles, findings)
     return findings, complete
 
 
 def _explain_residual(
-    spec: RotarySpec,
-    fit,
+    fit,  # noqa: ANN001
     positions: np.ndarray,
-    angles: np.ndarray,  # noqa: ANN001
+    angles: np.ndarray,
     findings: list[Evidence],
 ) -> bool:
     """Test what the fitted law leaves unexplained; add evidence; True when all is explained."""
@@ -220,28 +409,17 @@ def _explain_residual(
             Evidence("unit vectors at positions with gaps", note, position=int(positions[t]), bug="positions-ignored")
         )
         return True
-    precision = _low_precision(spec, positions.astype(np.float64), angles) if fit.direction > 0 else None
-    if precision is None:
-        if any(item.bug == "low-precision-angles" for item in findings):
-            return True  # frequencies already found rounded; rounded positions add to the same miss
-        note = "the angle misses the fitted law" + ("; the miss grows with the position" if t > 2 else "")
-        findings.append(
-            Evidence(
-                "unit vectors at positions 0 .. 4097",
-                note,
-                position=int(positions[t]),
-                pair=k,
-                expected=float(wrap(fit.predicted(positions)[t, k])),
-                got=float(angles[t, k]),
-            )
-        )
-        return False
-    # The simulation used the spec's own frequencies, direction and phase: only the pairing can also be wrong.
-    findings[:] = [item for item in findings if item.bug in ("layout", "rotary-width")]
-    note = f"the angles are those of the spec computed in {precision}"
+    if any(item.bug == "low-precision-angles" for item in findings):
+        return True  # frequencies already found rounded; rounded positions add to the same miss
+    note = "the angle misses the fitted law" + ("; the miss grows with the position" if t > 2 else "")
     findings.append(
         Evidence(
-            "unit vectors at positions 0 .. 4097", note, position=int(positions[t]), pair=k, bug="low-precision-angles"
+            "unit vectors at positions 0 .. 4097",
+            note,
+            position=int(positions[t]),
+            pair=k,
+            expected=float(wrap(fit.predicted(positions)[t, k])),
+            got=float(angles[t, k]),
         )
     )
-    return True
+    return False

@@ -20,9 +20,37 @@ from .report import Evidence
 from .rope import PROBE_POSITIONS
 from .spec import UserCall
 
-__all__ = ["diagnose_sinusoidal", "column_frequencies"]
+__all__ = ["CONVENTIONS", "convention_frequencies", "diagnose_sinusoidal", "column_frequencies"]
 
 PROBE = "positions 0 .. 4097"
+
+#: Sinusoidal conventions: the paper's (interleaved, base**(-2k/d)) and tensor2tensor's, which fairseq
+#: matches (concatenated sines then cosines, base**(-k/(d/2 - 1))); "fairseq" names the second too.
+CONVENTIONS = ("vaswani", "tensor2tensor", "fairseq")
+DEFAULT_LAYOUT = {"vaswani": "interleaved", "tensor2tensor": "concat", "fairseq": "concat"}
+
+
+def convention_frequencies(d_model: int, base: float, convention: str) -> tuple[np.ndarray, float]:
+    """The frequencies of a convention, and the width its exponent divides by (``d`` or ``d - 2``).
+
+    tensor2tensor's ``get_timing_signal_1d`` divides ``ln(base)`` by ``max(d/2 - 1, 1)``
+    timescale steps, fairseq's ``SinusoidalPositionalEmbedding.get_embedding`` by
+    ``d/2 - 1``: pair ``k`` turns at ``base**(-2k/(d - 2))``.
+    """
+    if convention == "vaswani":
+        return frequencies(d_model, base=base), float(d_model)
+    steps = max(d_model // 2 - 1, 1)
+    return base ** (-np.arange(d_model // 2) / steps), 2.0 * steps
+
+
+def _table(positions: np.ndarray, theta: np.ndarray, layout: str) -> np.ndarray:
+    angles = np.asarray(positions, dtype=np.float64)[:, None] * theta[None, :]
+    sines, cosines = np.sin(angles), np.cos(angles)
+    if layout == "concat":
+        return np.concatenate([sines, cosines], axis=1)
+    table = np.empty((angles.shape[0], 2 * theta.size))
+    table[:, 0::2], table[:, 1::2] = sines, cosines
+    return table
 
 
 def _pairs(layout: str, d_model: int) -> tuple[np.ndarray, np.ndarray]:
@@ -89,14 +117,44 @@ def _per_column(spec_base: float, d_model: int, table: np.ndarray, positions: np
     return found
 
 
-def diagnose_sinusoidal(call: UserCall, d_model: int, base: float, layout: str) -> tuple[list[Evidence], bool]:
+def _other_convention(table: np.ndarray, d_model: int, base: float, convention: str) -> Evidence | None:
+    """Evidence when the table is the other published convention's, in that convention's own layout."""
+    other = "tensor2tensor" if convention == "vaswani" else "vaswani"
+    theta, _ = convention_frequencies(d_model, base, other)
+    positions = PROBE_POSITIONS
+    expected = _table(positions, theta, DEFAULT_LAYOUT[other])
+    if not np.all(np.abs(table - expected) <= angle_tolerance(positions)[:, None]):
+        return None
+    if other == "tensor2tensor":
+        note = (
+            "the table is tensor2tensor's and fairseq's (all sines, then all cosines; exponent over d/2 - 1), "
+            "where the paper's is meant; if the model was trained with it, give convention='tensor2tensor'"
+        )
+    else:
+        note = (
+            "the table is the paper's (interleaved pairs; exponent over d), where tensor2tensor's and "
+            "fairseq's is meant; if the model was trained with it, give convention='vaswani'"
+        )
+    return Evidence(PROBE, note, bug="convention")
+
+
+def diagnose_sinusoidal(
+    call: UserCall, d_model: int, base: float, layout: str, convention: str = "vaswani"
+) -> tuple[list[Evidence], bool]:
     """Run the probe; return the evidence (empty when the code conforms) and whether all of it is explained."""
     positions = PROBE_POSITIONS
     table = call((positions.copy(), d_model), PROBE, (positions.size, d_model))
-    reference = sinusoidal_encoding(positions.astype(np.float64), d_model, base=base, layout=layout)
+    theta, width = convention_frequencies(d_model, base, convention)
+    if convention == "vaswani":
+        reference = sinusoidal_encoding(positions.astype(np.float64), d_model, base=base, layout=layout)
+    else:
+        reference = _table(positions, theta, layout)
     tolerance = angle_tolerance(positions)[:, None]
     if np.all(np.abs(table - reference) <= tolerance):
         return [], True
+    named = _other_convention(table, d_model, base, convention)
+    if named is not None:
+        return [named], True
     findings: list[Evidence] = []
     chosen = None
     other = "concat" if layout == "interleaved" else "interleaved"
@@ -116,7 +174,8 @@ def diagnose_sinusoidal(call: UserCall, d_model: int, base: float, layout: str) 
     if fit is None:
         return findings + [Evidence(PROBE, "pair 0 does not turn between positions 0 and 1", pair=0)], False
     findings.extend(_phase_findings(fit))
-    meaning = FrequencyMeaning(frequencies(d_model, base=base), base, d_model, {d_model - 2: "d_model - 2"})
+    others = {d_model - 2: "d_model - 2"} if convention == "vaswani" else {d_model: "d_model (the paper's)"}
+    meaning = FrequencyMeaning(theta, base, int(width), others)
     findings.extend(explain_frequencies(np.asarray(fit.freqs), meaning, PROBE))
     miss = np.abs(fit.residual) > tolerance
     if np.any(miss):

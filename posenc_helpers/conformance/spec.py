@@ -20,7 +20,7 @@ KINDS = ("sinusoidal", "rope", "rope_frequencies", "alibi")
 
 #: The spec keys each kind accepts, and those it requires.
 SPEC_KEYS: dict[str, tuple[str, ...]] = {
-    "sinusoidal": ("d_model", "base", "layout"),
+    "sinusoidal": ("d_model", "base", "layout", "convention"),
     "rope": ("head_dim", "base", "layout", "rotary_fraction", "rotary_dim", "scaling", "d_model"),
     "rope_frequencies": ("head_dim", "base", "rotary_fraction", "rotary_dim", "scaling", "d_model"),
     "alibi": ("causal", "n_heads"),
@@ -31,6 +31,10 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "rope_frequencies": ("head_dim",),
     "alibi": (),
 }
+
+
+#: First-parameter names that say a RoPE function takes the positions first (the kit passes x first).
+_POSITION_NAMES = frozenset({"positions", "position_ids", "pos", "position"})
 
 
 class UserFunctionFailed(Exception):
@@ -192,11 +196,33 @@ class UserCall:
             signature = inspect.signature(fn)
         except (TypeError, ValueError):  # builtins without a signature: find out by calling
             return cls(fn, accepts, inputs_as)
+        name = getattr(fn, "__name__", type(fn).__name__)
         try:
             signature.bind(*range(arity))
         except TypeError:
-            raise TypeError(f"fn must be a callable {accepts}; its signature is {fn.__name__}{signature}") from None
+            raise TypeError(f"fn must be a callable {accepts}; its signature is {name}{signature}") from None
+        params = [
+            p.name for p in signature.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+        if accepts.startswith("fn(x, positions)") and params and params[0] in _POSITION_NAMES:
+            raise TypeError(
+                f"fn must be a callable {accepts}: the kit passes x first and the positions second, but "
+                f"{name}{signature} takes {params[0]!r} first; wrap it, e.g. lambda x, positions: "
+                f"{name}(positions, x)"
+            )
         return cls(fn, accepts, inputs_as)
+
+    def _called_as(self, args: tuple[Any, ...]) -> str:
+        """``fn(x, positions) with x of shape (8, 10, 8) float64, positions of shape (10,) int64``."""
+        names = self.accepts[self.accepts.index("(") + 1 : self.accepts.index(")")].split(", ")
+        parts = []
+        for arg_name, arg in zip(names, args, strict=False):
+            if isinstance(arg, np.ndarray):
+                parts.append(f"{arg_name} of shape {arg.shape} {arg.dtype}")
+            else:
+                parts.append(f"{arg_name} = {arg!r}")
+        head = self.accepts.split(" -> ")[0]
+        return head + (" with " + ", ".join(parts) if parts else "")
 
     def __call__(
         self, args: tuple[Any, ...], probe: str, shape: tuple[int, ...], finite_where: np.ndarray | None = None
@@ -208,7 +234,10 @@ class UserCall:
         try:
             out = self.fn(*converted)
         except Exception as exc:  # reported in the Report, with the probe, not swallowed
-            raise UserFunctionFailed(f"{type(exc).__name__}: {exc} (on {probe})") from exc
+            raise UserFunctionFailed(
+                f"{type(exc).__name__}: {exc} (on {probe}; the kit called {self._called_as(args)}, "
+                f"and expects {self.accepts})"
+            ) from exc
         try:
             array = _as_float_array(out)
         except (TypeError, ValueError) as exc:
