@@ -291,7 +291,7 @@ chapter: $(STAMP)
 	$(MAKE) --no-print-directory sync-setup
 	$(PY) -m tools.nbtools execute notebooks/$(NN)_$(NAME).ipynb
 
-## the notebooks' Colab set-up cell (from repository.url), explorer restart notes, exercise numbers
+## the notebooks' Colab set-up cell (from repository.url), explorer restart notes, exercise numbers, the checks' table of refused helpers
 sync-setup: $(STAMP)
 	$(PY) -m tools.nbtools sync-setup $(NOTEBOOKS)
 	$(PY) -m tools.course.numbers $(NOTEBOOKS)

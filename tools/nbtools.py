@@ -361,6 +361,10 @@ def _cli_measure(notebooks: list[Path]) -> int:
 
 
 def _cli_sync_setup(notebooks: list[Path]) -> int:
+    from .course.record import SHORTCUTS_PATH, write_graded_shortcuts  # noqa: PLC0415 (the course layer)
+
+    if write_graded_shortcuts():
+        print(f"{SHORTCUTS_PATH.relative_to(ROOT)}: the checks' table of refused helpers rewritten")
     source = setup_cell_source(*repository_setting())
     for path in notebooks:
         nb = nbformat.read(path, as_version=4)

@@ -9,16 +9,8 @@ from typing import Any
 import numpy as np
 
 from ..attention import scaled_dot_product_attention
-from ._core import (
-    CheckFailed,
-    CheckResult,
-    as_answer_array,
-    compare_arrays,
-    is_placeholder,
-    not_attempted,
-    passed,
-    tolerances,
-)
+from ._compare import as_answer_array, compare_arrays, tolerances
+from ._core import CheckFailed, CheckResult, is_placeholder, not_attempted, passed
 
 __all__ = [
     "check_permutation_matrix",
@@ -235,7 +227,7 @@ def check_equivariant_prediction(
         known_mistakes=mistakes,
         given=answer,
     )
-    return passed("the reordered sentence gives the same output rows, reordered.")
+    return passed("the reordered sentence gives the same output rows, reordered.", check="check_equivariant_prediction")
 
 
 def check_symmetry_preserving_signal(

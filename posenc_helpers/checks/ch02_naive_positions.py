@@ -8,16 +8,8 @@ from typing import Any
 import numpy as np
 
 from .._validation import require_lengths, require_positive_real
-from ._core import (
-    CheckFailed,
-    CheckResult,
-    as_whole_number,
-    call_student_function,
-    compare_arrays,
-    is_placeholder,
-    not_attempted,
-    passed,
-)
+from ._compare import as_whole_number, call_student_function, compare_arrays
+from ._core import CheckFailed, CheckResult, is_placeholder, not_attempted, passed
 
 __all__ = ["check_step_table", "check_first_dominant_position"]
 

@@ -9,18 +9,8 @@ import numpy as np
 
 from .._validation import as_real_array, require_count, require_finite, require_positive_real
 from ..metrics import linear_shift_fit
-from ._core import (
-    CheckFailed,
-    CheckResult,
-    Precision,
-    as_answer_array,
-    as_whole_number,
-    call_student_function,
-    compare_number,
-    is_placeholder,
-    not_attempted,
-    passed,
-)
+from ._compare import Precision, as_answer_array, as_whole_number, call_student_function, compare_number
+from ._core import CheckFailed, CheckResult, is_placeholder, not_attempted, passed
 
 __all__ = ["check_period_and_first_repeat", "check_shift_residual"]
 
@@ -356,4 +346,7 @@ def check_shift_residual(answer: Any, table: Any, offset: int) -> CheckResult:
         what="ratio of two norms",
         known_mistakes=mistakes,
     )
-    return passed(f"the best single matrix still misses PE(t + {offset}) by {100 * expected:.3g}% of its size.")
+    return passed(
+        f"the best single matrix still misses PE(t + {offset}) by {100 * expected:.3g}% of its size.",
+        check="check_shift_residual",
+    )

@@ -9,18 +9,8 @@ import numpy as np
 
 from .._validation import as_real_array, require_count, require_even_width, require_positive_real, require_real
 from ..sinusoidal import halves_order, sinusoidal_encoding
-from ._core import (
-    CheckFailed,
-    CheckResult,
-    Precision,
-    as_answer_array,
-    compare_arrays,
-    compare_number,
-    is_placeholder,
-    not_attempted,
-    passed,
-    tolerances,
-)
+from ._compare import Precision, as_answer_array, compare_arrays, compare_number, tolerances
+from ._core import CheckFailed, CheckResult, is_placeholder, not_attempted, passed
 
 __all__ = ["check_encoding_row", "check_dimension_wavelength", "check_concat_readout"]
 
@@ -171,7 +161,9 @@ def check_encoding_row(answer: Any, position: float, d_model: int, *, base: floa
                 f"{base:g}) and the exponent of the frequencies."
             ) from None
         raise
-    return passed(f"this is PE({t:g}) for d = {d_model}, each pair a point on the unit circle.")
+    return passed(
+        f"this is PE({t:g}) for d = {d_model}, each pair a point on the unit circle.", check="check_encoding_row"
+    )
 
 
 def _wavelength_mistakes(dimension: int, d_model: int, base: float) -> tuple[float, list[tuple[float, str]]]:

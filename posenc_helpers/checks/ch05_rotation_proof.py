@@ -8,7 +8,8 @@ import numpy as np
 
 from .._validation import require_even_width, require_positive_real, require_real
 from ..sinusoidal import frequencies, halves_order, shift_matrix
-from ._core import CheckResult, as_answer_array, compare_arrays, is_placeholder, not_attempted, passed, tolerances
+from ._compare import as_answer_array, compare_arrays, tolerances
+from ._core import CheckResult, is_placeholder, not_attempted, passed
 
 __all__ = [
     "check_swapped_rotation_block",
@@ -282,4 +283,4 @@ def check_shift_matrix(answer: Any, offset: float, d_model: int, *, base: float 
         known_mistakes=mistakes,
         given=answer,
     )
-    return passed(f"your matrix shifts every PE(t) by {phi:g} tokens.")
+    return passed(f"your matrix shifts every PE(t) by {phi:g} tokens.", check="check_shift_matrix")

@@ -11,7 +11,8 @@ import numpy as np
 from .._validation import describe_value, require_count
 from ..learned import clipped_relative_positions
 from ..relative import t5_relative_bucket
-from ._core import CheckResult, compare_arrays, is_placeholder, not_attempted, passed
+from ._compare import compare_arrays
+from ._core import CheckResult, is_placeholder, not_attempted, passed
 
 __all__ = ["check_clipped_distances", "check_t5_buckets"]
 
@@ -106,7 +107,7 @@ def check_clipped_distances(answer: Any, query_len: int, key_len: int, max_dista
         rtol=0.0,
         known_mistakes=mistakes,
     )
-    return passed("entry (i, j) is clip(j - i, -k, k), the same along every diagonal.")
+    return passed("entry (i, j) is clip(j - i, -k, k), the same along every diagonal.", check="check_clipped_distances")
 
 
 def _as_key_positions(value: Any) -> np.ndarray:
@@ -287,4 +288,7 @@ def check_t5_buckets(
         plural=True,
         locate=lambda index: f"the key at position {keys[index[0]]} (entry {index[0]} of key_positions)",
     )
-    return passed(f"every key is in its T5 bucket ({mode} mode, {num_buckets} buckets, max_distance {max_distance}).")
+    return passed(
+        f"every key is in its T5 bucket ({mode} mode, {num_buckets} buckets, max_distance {max_distance}).",
+        check="check_t5_buckets",
+    )

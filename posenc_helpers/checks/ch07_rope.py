@@ -16,7 +16,8 @@ from .._validation import (
 )
 from ..rope import ROPE_LAYOUTS, apply_rope
 from ..rope_analysis import rope_layout_permutation
-from ._core import CheckResult, compare_arrays, is_placeholder, not_attempted, passed
+from ._compare import compare_arrays
+from ._core import CheckResult, is_placeholder, not_attempted, passed
 
 __all__ = ["check_rotated_query", "check_converted_projection"]
 

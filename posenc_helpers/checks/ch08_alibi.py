@@ -8,7 +8,8 @@ import numpy as np
 
 from .._validation import require_count, require_positive_real
 from ..alibi import alibi_slopes
-from ._core import CheckFailed, CheckResult, as_answer_array, compare_arrays, is_placeholder, not_attempted, passed
+from ._compare import as_answer_array, compare_arrays
+from ._core import CheckFailed, CheckResult, is_placeholder, not_attempted, passed
 
 __all__ = ["check_alibi_slopes", "check_alibi_head_bias"]
 
@@ -147,7 +148,7 @@ def check_alibi_slopes(answer: Any, n_heads: int) -> CheckResult:
         known_mistakes=mistakes,
         plural=True,
     )
-    return passed(f"the {n} slopes, in head order.")
+    return passed(f"the {n} slopes, in head order.", check="check_alibi_slopes")
 
 
 def _entry(query: int, key: int) -> str:

@@ -10,16 +10,8 @@ import numpy as np
 from .._validation import require_choice, require_count, require_positive_real
 from ..precision import round_to_precision
 from ..rope import rope_frequencies
-from ._core import (
-    CheckFailed,
-    CheckResult,
-    as_answer_array,
-    call_student_function,
-    compare_arrays,
-    is_placeholder,
-    not_attempted,
-    passed,
-)
+from ._compare import as_answer_array, call_student_function, compare_arrays
+from ._core import CheckFailed, CheckResult, is_placeholder, not_attempted, passed
 
 __all__ = ["check_rescaled_frequencies", "check_first_interpolated_collision"]
 
@@ -195,7 +187,10 @@ def check_rescaled_frequencies(answer: Any, *, d_model: int, n_heads: int, base:
         known_mistakes=ntk_mistakes,
         given=answer,
     )
-    return passed("row 0 slows every pair by s; row 1 keeps pair 0 and slows the last pair by exactly s.")
+    return passed(
+        "row 0 slows every pair by s; row 1 keeps pair 0 and slows the last pair by exactly s.",
+        check="check_rescaled_frequencies",
+    )
 
 
 def _first_collision(factor: float, dtype: str, *, multiply: bool = False) -> int:

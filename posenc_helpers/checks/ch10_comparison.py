@@ -9,16 +9,8 @@ import numpy as np
 from .._validation import require_count, require_even_width, require_positive_real
 from ..alibi import alibi_slopes
 from ..sinusoidal import shift_matrix, sinusoidal_encoding
-from ._core import (
-    CheckFailed,
-    CheckResult,
-    as_answer_array,
-    call_student_function,
-    compare_arrays,
-    is_placeholder,
-    not_attempted,
-    passed,
-)
+from ._compare import as_answer_array, call_student_function, compare_arrays
+from ._core import CheckFailed, CheckResult, is_placeholder, not_attempted, passed
 
 __all__ = ["check_offset_keys", "check_alibi_weight_factor"]
 

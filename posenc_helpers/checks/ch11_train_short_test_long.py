@@ -10,7 +10,8 @@ import numpy as np
 from .._validation import require_count, require_even_width
 from ..long_context import unseen_angle_pairs
 from ..rope import rope_frequencies
-from ._core import CheckFailed, CheckResult, Precision, compare_number, is_placeholder, not_attempted, passed
+from ._compare import Precision, compare_number
+from ._core import CheckFailed, CheckResult, is_placeholder, not_attempted, passed
 
 __all__ = ["check_length_jumps", "check_unseen_pairs"]
 
@@ -228,7 +229,8 @@ def check_unseen_pairs(answer: Any, *, head_dim: int, train_len: int, length: in
     if np.array_equal(mask, expected):
         return passed(
             f"{int(expected.sum())} of {pairs} pairs meet angles at {length} tokens that "
-            f"{train_len} tokens of training never showed."
+            f"{train_len} tokens of training never showed.",
+            check="check_unseen_pairs",
         )
     if np.array_equal(mask, ~expected):
         raise CheckFailed("every entry is the opposite: True should mark the pairs that meet new angles.")

@@ -10,7 +10,8 @@ from .._validation import as_real_array, require_count, require_even_width, requ
 from ..long_context import scaled_rope_frequencies
 from ..rope import apply_rope, rope_frequencies
 from ..rope_2d import axial_rope
-from ._core import CheckFailed, CheckResult, as_answer_array, compare_arrays, is_placeholder, not_attempted, passed
+from ._compare import as_answer_array, compare_arrays
+from ._core import CheckFailed, CheckResult, is_placeholder, not_attempted, passed
 
 __all__ = ["check_position_ids", "check_llama3_frequencies", "check_axial_query"]
 
@@ -242,7 +243,10 @@ def check_llama3_frequencies(
         known_mistakes=mistakes,
         plural=True,
     )
-    return passed("short wavelengths kept, long ones divided by the factor, the band between blended.")
+    return passed(
+        "short wavelengths kept, long ones divided by the factor, the band between blended.",
+        check="check_llama3_frequencies",
+    )
 
 
 def check_axial_query(
@@ -321,7 +325,7 @@ def check_axial_query(
         rtol=1e-7,
         known_mistakes=mistakes,
     )
-    return passed("the first half turns with the row, the second with the column.")
+    return passed("the first half turns with the row, the second with the column.", check="check_axial_query")
 
 
 def _axial(

@@ -10,7 +10,8 @@ import numpy as np
 from .._validation import describe_value, require_even_width, require_positive_real
 from ..long_context import scaled_rope_frequencies
 from ..rope import rope_frequencies
-from ._core import CheckResult, compare_arrays, is_placeholder, not_attempted, passed
+from ._compare import compare_arrays
+from ._core import CheckResult, is_placeholder, not_attempted, passed
 
 __all__ = ["check_proportional_frequencies", "check_layer_bases"]
 
@@ -117,7 +118,8 @@ def check_proportional_frequencies(
     )
     return passed(
         f"the fastest {turning} pairs turn at the full head's frequencies and the other {head_dim // 2 - turning} "
-        "stand still."
+        "stand still.",
+        check="check_proportional_frequencies",
     )
 
 
@@ -262,4 +264,7 @@ def check_layer_bases(answer: Any, *, config: Any) -> CheckResult:
         plural=True,
     )
     rope_count = int(np.count_nonzero(expected))
-    return passed(f"{rope_count} of {n} layers rotate, each with its own layer type's base; the others are NoPE.")
+    return passed(
+        f"{rope_count} of {n} layers rotate, each with its own layer type's base; the others are NoPE.",
+        check="check_layer_bases",
+    )

@@ -38,6 +38,7 @@ PROTECTED_MODULES = (
     "posenc_helpers",
     "posenc_helpers.checks",
     "posenc_helpers.checks._core",
+    "posenc_helpers.checks._compare",
     "posenc_helpers.grading.record",
     "posenc_helpers.grading.values",
 )

@@ -92,7 +92,7 @@ _SUSPICIOUS_NAMES = {
 _SUSPICIOUS_MODULES = {
     "importlib", "sys", "builtins", "ctypes", "gc", "inspect", "types", "atexit", "signal", "threading",
     "IPython", "ipykernel", "runpy", "code", "codeop", "site", "sysconfig", "traitlets", "zmq", "unittest",
-    "posenc_helpers.checks._core", "posenc_helpers.grading",
+    "posenc_helpers.checks._core", "posenc_helpers.checks._compare", "posenc_helpers.grading",
 }  # fmt: skip
 _SUSPICIOUS_ATTRIBUTES = {
     "__dict__", "__class__", "__code__", "__globals__", "__builtins__", "__subclasses__", "__bases__", "__mro__",
@@ -100,7 +100,7 @@ _SUSPICIOUS_ATTRIBUTES = {
     "__kwdefaults__", "f_globals", "f_locals", "f_back", "tb_frame", "gi_frame", "input_transformers_post",
     "input_transformers_cleanup", "ast_transformers", "events", "set_custom_exc", "register_magic_function",
     "run_cell", "displayhook", "excepthook", "settrace", "setprofile", "modules", "meta_path", "path_hooks",
-    "_record", "_core", "grading", "reload",
+    "_record", "_core", "_compare", "grading", "reload",
 }  # fmt: skip
 _HARMLESS_MAGICS = {"time", "timeit", "matplotlib", "precision", "who", "whos", "pprint"}
 

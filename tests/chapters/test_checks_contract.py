@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from posenc_helpers.checks import CheckFailed
-from posenc_helpers.checks._core import compare_arrays
+from posenc_helpers.checks._compare import compare_arrays
 
 
 def _numbers(text):

@@ -386,7 +386,7 @@ def test_answers_computed_in_float32_pass():
 
 
 def test_the_tolerance_policy():
-    from posenc_helpers.checks._core import SINGLE_PRECISION_RTOL, answer_eps, tolerances
+    from posenc_helpers.checks._compare import SINGLE_PRECISION_RTOL, answer_eps, tolerances
 
     assert answer_eps(1.5) == answer_eps([1.0, 2.0]) == np.finfo(np.float64).eps
     assert answer_eps(np.float32(1.5)) == answer_eps([F32(1.0), F32(2.0)]) == np.finfo(F32).eps
@@ -468,6 +468,7 @@ def test_failed_check_in_ipython_shows_the_message_only(shell, label):
         checks.ch04_sine_cosine_pairs,
         checks.ch05_rotation_proof,
         checks._core,
+        checks._compare,
     ):
         for line in inspect.getsource(module).splitlines():
             line = line.strip()
@@ -607,7 +608,29 @@ def test_the_shortcut_table_is_what_the_grader_reads():
                 name = re.search(r"\b(check_\w+)\(", cell.source).group(1)
                 found[name] = (tuple(spec["answer"]), tuple(spec["forbid"]))
     assert found, "some exercise forbids a helper"
-    assert found == GRADED_SHORTCUTS, "update GRADED_SHORTCUTS in posenc_helpers/checks/_core.py"
+    assert found == GRADED_SHORTCUTS, "run make sync-setup: it writes posenc_helpers/data/graded_shortcuts.json"
+
+
+def test_each_check_in_the_shortcut_table_passes_its_own_name():
+    """A check names itself to passed() (check=...), rather than passed() finding it by walking
+    the call stack: every passed() call inside a listed check gives exactly that check's name."""
+    import ast
+    import inspect
+
+    from posenc_helpers import checks
+    from posenc_helpers.checks._core import GRADED_SHORTCUTS
+
+    for name in GRADED_SHORTCUTS:
+        tree = ast.parse(inspect.getsource(getattr(checks, name)))
+        calls = [
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "passed"
+        ]
+        assert calls, name
+        for call in calls:
+            given = {keyword.arg: keyword.value for keyword in call.keywords}
+            assert isinstance(given.get("check"), ast.Constant) and given["check"].value == name, name
 
 
 def test_a_shortcut_the_grader_refuses_is_named_by_the_visible_check(shell):

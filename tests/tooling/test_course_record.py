@@ -123,3 +123,16 @@ def test_the_book_writes_no_nbgrader_metadata_and_every_chapter_has_exercises():
         assert '"nbgrader"' not in path.read_text(encoding="utf-8"), path.name
     assert len(paths) >= 12
     assert [path.name for path in course.chapters_with_exercises()] == [path.name for path in paths]
+
+
+def test_the_checks_table_of_refused_helpers_is_written_from_the_notebooks(tmp_path):
+    """posenc_helpers/data/graded_shortcuts.json is what make sync-setup writes from the
+    check cells' metadata (one home: the notebooks), and writing it again changes nothing."""
+    import json
+
+    from tools.course.record import SHORTCUTS_PATH, graded_shortcuts, write_graded_shortcuts
+
+    assert json.loads(SHORTCUTS_PATH.read_text()) == graded_shortcuts(), "run make sync-setup"
+    out = tmp_path / "table.json"
+    assert write_graded_shortcuts(out=out) and not write_graded_shortcuts(out=out)
+    assert out.read_text() == SHORTCUTS_PATH.read_text()

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tools.course.common import NOTEBOOKS, chapter_of
+from tools.course.common import NOTEBOOKS, ROOT, chapter_of
 from tools.course.myst import (
     EXERCISE_END,
     EXERCISE_HEAD,
@@ -362,6 +362,37 @@ def read_notebook(path: Path) -> ChapterExercises:
         return read_exercises(cells, chapter)
     except ValueError as error:
         raise ValueError(f"{Path(path).name}: {error}") from None
+
+
+#: Where :func:`write_graded_shortcuts` writes the table the exercise checks read.
+SHORTCUTS_PATH = ROOT / "posenc_helpers" / "data" / "graded_shortcuts.json"
+_CHECK_CALL = re.compile(r"\b(check_\w+)\(")
+
+
+def graded_shortcuts(folder: Path = NOTEBOOKS) -> dict[str, dict[str, list[str]]]:
+    """Check name -> the answer names and the forbidden helpers of its exercise, for every
+    exercise whose check cell's metadata forbids a helper: what the graded course refuses,
+    which the visible check names too (``posenc_helpers.checks._core.passed``)."""
+    table: dict[str, dict[str, list[str]]] = {}
+    for path in sorted(folder.glob("[0-9][0-9]_*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        for exercise in read_notebook(path).exercises:
+            if exercise.check is None or not exercise.forbid:
+                continue
+            call = _CHECK_CALL.search("".join(cells[exercise.check]["source"]))
+            if call is None:
+                raise ValueError(f"{path.name}: exercise {exercise.number}'s check cell calls no check_*()")
+            table[call.group(1)] = {"answer": list(exercise.answers), "forbid": list(exercise.forbid)}
+    return dict(sorted(table.items()))
+
+
+def write_graded_shortcuts(folder: Path = NOTEBOOKS, out: Path = SHORTCUTS_PATH) -> bool:
+    """Write :func:`graded_shortcuts` as JSON to ``out``; True if the file changed."""
+    text = json.dumps(graded_shortcuts(folder), indent=1) + "\n"
+    if out.is_file() and out.read_text(encoding="utf-8") == text:
+        return False
+    out.write_text(text, encoding="utf-8")
+    return True
 
 
 def chapters_with_exercises(folder: Path = NOTEBOOKS) -> list[Path]:
