@@ -90,6 +90,7 @@ _STATE_JS = """
   const status = player.querySelector(".posenc-player-status");
   return {
     frame: player.dataset.frame, src: image.currentSrc || image.src, alt: image.alt,
+    link: image.closest("a[href]") && image.closest("a[href]").href,
     natural: [image.naturalWidth, image.naturalHeight], complete: image.complete,
     status: status.innerHTML, statusText: status.textContent,
     display: getComputedStyle(player).display,
@@ -158,6 +159,7 @@ def test_the_explorer_plays_the_frames_python_draws(
     after = page.evaluate(_STATE_JS, SELECTOR)
     frame = manifest["frames"][target]
     assert after["src"].endswith(f"/{frame['src']}")
+    assert after["link"] == after["src"], "the full-size link does not follow the frame shown"
     assert after["natural"] == [manifest["width"], manifest["height"]]
     assert after["status"] == frame["status"] != before["status"]
     assert after["alt"] == frame["alt"] != before["alt"]
@@ -205,6 +207,9 @@ async (selector) => {
     ...[...player.querySelectorAll(".posenc-player-control")].flatMap((control, n) =>
       [...control.children].map((child, k) => [`control ${n + 1} ${child.tagName.toLowerCase()}`, child])),
     ["frame", player.querySelector("img.posenc-player-frame")],
+    // The prose below: the first paragraph after the player, outside it.
+    ["first paragraph after the explorer", [...document.querySelectorAll("article p")].find(
+      (p) => !player.contains(p) && (player.compareDocumentPosition(p) & Node.DOCUMENT_POSITION_FOLLOWING))],
   ];
   const read = () => parts.map(([, el]) => {
     const r = el.getBoundingClientRect();
@@ -238,14 +243,17 @@ async (selector) => {
 
 @pytest.mark.parametrize("width", [1366, 390], ids=["desktop", "phone"])
 def test_controls_and_frame_keep_their_place_whatever_the_value(width, new_context, visitor):
-    """Moving any slider across its range moves no control and not the frame (issue 38, item 6).
+    """Moving any slider across its range moves no control, not the frame, and not the prose below
+    (issue 38, item 6).
 
     Each readout shows the current value's label; before the readouts kept the size of
     their longest label, a longer label pushed the next control sideways or onto another
     row and the frame down (measured on the site built before: at 1366 px chapter 14's
     second slider 384 px, onto the next row, and its frame 30 px; chapters 09, 11 and 12's
     second slider 9-27 px sideways; at 390 px the frame of chapters 09, 11, 12 and 13 by
-    34-35 px).
+    34-35 px). The status line under the frame keeps the height of the explorer's tallest
+    status line; before, it grew and shrank with its text and moved the first paragraph
+    after the explorer.
     """
     problems = []
     context = new_context("light")

@@ -9,7 +9,9 @@ cut mid-word with its scrollbar 1,100 px further down, and half of chapter 13's
 equation (1) lay out of view on a phone with nothing to say so.
 
 On a phone a figure is drawn at a third of its size or less; each one shrunk by more
-than a quarter must link to its full-size file and say so under it.
+than a quarter must link to its full-size file and say so under it. That includes each
+explorer's web player: its frame links to the frame shown, at full size (before, the
+player's frames were left out of this check and had no such link).
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ _PROBE_JS = """
 
 _FIGURES_JS = """
 () => [...document.querySelectorAll("article img")]
-  .filter((img) => img.naturalWidth > 0 && img.getClientRects().length && !img.closest(".posenc-player"))
+  .filter((img) => img.naturalWidth > 0 && img.getClientRects().length)
   .filter((img) => img.getBoundingClientRect().width < 0.75 * img.naturalWidth)
   .filter((img) => {
     const link = img.closest("a[href]");

@@ -10,6 +10,9 @@ from __future__ import annotations
 import io
 import json
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -177,12 +180,21 @@ def test_the_player_has_a_labelled_range_per_control_a_live_status_and_a_lazy_si
         '<span class="posenc-player-sizer" aria-hidden="true">10</span>'
         '<span class="posenc-player-sizer" aria-hidden="true">100</span></span>'
     ) in player
-    # the starting frame (index 1) is shown: its file, size, alt text and status
+    # the starting frame (index 1) is shown: its file, size, alt text and status; it links to
+    # itself at full size, as every figure of the site does
     assert (
+        '<a class="figure-enlarge posenc-player-enlarge" href="../_static/explorers/04_sine_cosine_pairs/001.webp" '
+        'title="Open this frame at full size">'
         '<img class="posenc-player-frame" src="../_static/explorers/04_sine_cosine_pairs/001.webp" '
-        'loading="lazy" width="768" height="272" alt="base &quot;100&quot;">'
+        'loading="lazy" width="768" height="272" alt="base &quot;100&quot;"></a>'
     ) in player
-    assert 'aria-live="polite">b &lt; c</script></p>' in player
+    # the live status line over every status line of the explorer, each once and hidden,
+    # so that the line keeps the tallest one's height
+    assert (
+        '<div class="posenc-player-status-box"><p class="posenc-player-status" aria-live="polite">b &lt; c</script></p>'
+        '<p class="posenc-player-status-sizer" aria-hidden="true"><b>a</b></p>'
+        '<p class="posenc-player-status-sizer" aria-hidden="true">b &lt; c</script></p></div>'
+    ) in player
     data = re.search(r'<script type="application/json" class="posenc-player-data">(.*?)</script>', player).group(1)
     assert "</" not in data  # a status with </script> cannot end the data early
     assert json.loads(data) == {
@@ -241,15 +253,118 @@ def test_the_site_step_renders_caches_and_refuses_a_chapter_over_the_budget(tmp_
         explorers.render_explorer_frames(site)
 
 
-def test_the_cache_key_changes_with_the_package_the_explorer_and_its_grid():
-    grid = explorers.GRIDS["RotaryFractionExplorer"]
-    other = explorers.Grid({"fraction": (0.25,)}, grid.why, grid.cell, grid.build)
-    keys = {
-        explorers._cache_key("RotaryFractionExplorer", grid, "package a"),
-        explorers._cache_key("RotaryFractionExplorer", grid, "package b"),
-        explorers._cache_key("BugSymptomExplorer", grid, "package a"),
-        explorers._cache_key("RotaryFractionExplorer", other, "package a"),
+def _package_copy(tmp_path: Path) -> Path:
+    """The package's modules and chapter 11's record, copied to be edited."""
+    source = Path(explorers._fingerprint().PACKAGE)
+    copy = tmp_path / "posenc_helpers"
+    shutil.copytree(source, copy, ignore=shutil.ignore_patterns("__pycache__", "*.tar.xz", "*.txt"))
+    return copy
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) >= 1, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def _docstring_edit(path: Path) -> None:
+    """A word added to the module's docstring (its first line opens it)."""
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith('"""'), path
+    path.write_text('"""Reworded. ' + text[3:], encoding="utf-8")
+
+
+# Which explorers import which module, read off the widget modules' imports by hand:
+# only chapter 08's AlibiExplorer imports alibi.py, only chapter 11's LengthExplorer
+# binning.py (and reads the record); mla.py is imported by no explorer; rope.py by five.
+def test_a_grid_is_keyed_on_the_code_its_explorer_imports_not_on_docstrings_or_other_modules(tmp_path):
+    package = _package_copy(tmp_path)
+
+    def keys() -> dict[str, str]:
+        return {name: explorers.grid_digest(name, grid, package) for name, grid in explorers.GRIDS.items()}
+
+    def changed(before: dict[str, str]) -> set[str]:
+        return {name for name, key in keys().items() if key != before[name]}
+
+    start = keys()
+    assert len(set(start.values())) == len(explorers.GRIDS)
+    _docstring_edit(package / "mla.py")
+    _edit(package / "mla.py", "\nimport", "\nUNUSED_BY_EXPLORERS = 1  # code, in a module no explorer imports\nimport")
+    _docstring_edit(package / "rope.py")  # imported by five explorers: a docstring is not code
+    assert changed(start) == set()
+    _edit(package / "alibi.py", "\nimport", "\nALIBI_EDIT = 1\nimport")
+    assert changed(start) == {"AlibiExplorer"}
+    start = keys()
+    _edit(package / "binning.py", "\nimport", "\nBINNING_EDIT = 1\nimport")
+    assert changed(start) == {"LengthExplorer"}
+    start = keys()
+    record = package / "data" / "train_short_test_long.json"
+    record.write_bytes(record.read_bytes() + b"\n")
+    assert changed(start) == {"LengthExplorer"}
+    other = explorers.Grid({"fraction": (0.25,)}, "", "", explorers.GRIDS["RotaryFractionExplorer"].build)
+    assert explorers.grid_digest("RotaryFractionExplorer", other, package) != keys()["RotaryFractionExplorer"]
+
+
+def test_the_frames_key_needs_no_jax():
+    script = (
+        "import sys; from tools.site import explorers; "
+        "explorers.grid_digest('AlibiExplorer', explorers.GRIDS['AlibiExplorer']); "
+        "print(sorted(m for m in ('jax', 'optax', 'posenc_helpers.lab') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_an_edit_redraws_only_the_explorers_that_import_it(tmp_path, monkeypatch):
+    """The site step on a page per explorer: a docstring edit, or an edit of a module no explorer
+    imports, keeps every frame; an edit of alibi.py redraws chapter 08's explorer alone."""
+    package = _package_copy(tmp_path)
+    outdir = tmp_path / "html"
+    pages = {}
+    for number, name in enumerate(explorers.GRIDS, start=1):
+        pages[outdir / "notebooks" / f"{number:02d}_chapter.html"] = CELL.replace("SinusoidalExplorer", name)
+    site = Site(outdir=outdir, doctreedir=tmp_path / "doctrees", config=None, pages=pages)
+    drawn: list[str] = []
+
+    def draw(name: str, cache: str) -> None:  # what _draw leaves, without drawing
+        drawn.append(name)
+        Path(cache).mkdir(parents=True)
+        manifest = {"explorer": name, "controls": [], "frames": {}, "width": 1, "height": 1}
+        (Path(cache) / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+
+    monkeypatch.setattr(explorers, "_draw", draw)
+    monkeypatch.setattr(explorers, "WORKERS", 1)
+    monkeypatch.setattr(explorers, "PACKAGE", package)
+    monkeypatch.setattr(explorers, "CACHE", tmp_path / "cache")
+    explorers.render_explorer_frames(site)
+    assert sorted(drawn) == sorted(explorers.GRIDS)
+    assert len(site.explorers) == len(explorers.GRIDS)
+    drawn.clear()
+    _docstring_edit(package / "mla.py")
+    _docstring_edit(package / "sinusoidal.py")  # imported by eight explorers
+    _edit(package / "mla.py", "\nimport", "\nUNUSED_BY_EXPLORERS = 1\nimport")
+    explorers.render_explorer_frames(site)
+    assert drawn == []
+    _edit(package / "alibi.py", "\nimport", "\nALIBI_EDIT = 1\nimport")
+    explorers.render_explorer_frames(site)
+    assert drawn == ["AlibiExplorer"]
+    assert len(list((tmp_path / "cache").iterdir())) == len(explorers.GRIDS)  # the old frames of 08 gone
+
+
+@pytest.mark.slow
+def test_missing_grids_are_drawn_by_several_processes_as_by_one(tmp_path, monkeypatch):
+    small = {
+        "RotaryFractionExplorer": explorers.Grid({"style": ("partial",)}, "", "", widgets.RotaryFractionExplorer),
+        "BugSymptomExplorer": explorers.Grid({"position": (1024,)}, "", "", widgets.BugSymptomExplorer),
     }
-    assert len(keys) == 4
-    assert explorers._cache_key("RotaryFractionExplorer", grid, "package a") in keys  # the same inputs, the same key
-    assert len(explorers.package_digest()) == 64
+    for name, grid in small.items():
+        monkeypatch.setitem(explorers.GRIDS, name, grid)
+    manifests = {}
+    for workers in (1, 2):
+        monkeypatch.setattr(explorers, "WORKERS", workers)
+        todo = {name: tmp_path / f"{workers}" / name for name in small}
+        explorers.draw_missing(todo)
+        manifests[workers] = {name: json.loads((todo[name] / "manifest.json").read_text("utf-8")) for name in small}
+        assert sorted(p.name for p in (tmp_path / f"{workers}").iterdir()) == sorted(small)  # no half-drawn folder
+    assert manifests[1] == manifests[2]
+    assert [len(manifests[2][name]["frames"]) for name in small] == [1, 1]

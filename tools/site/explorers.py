@@ -16,31 +16,52 @@ explorers' mathematics is written again in JavaScript: the player only swaps fra
 region (the frame's text alternative). The manifest is written into the page, so the
 player works from ``file://`` too (no ``fetch``); the first frame loads lazily, the
 others on the first interaction. Without scripts a ``<noscript>`` style hides the
-player and the page shows its static companion figure, as before.
+player and the page shows its static companion figure, as before. The frame links to
+the frame shown at full size, as every figure of the site (on a phone it is drawn at a
+third of its size), and the status line keeps the height of the explorer's tallest
+status line, so that no setting moves the prose below.
+
+Frames are drawn once per checkout and grid (:data:`CACHE`), keyed by :func:`grid_digest`
+on the code of the modules the explorer's module imports (the lab's own rule,
+:mod:`posenc_helpers.lab.fingerprint`); the grids a build lacks are drawn by one process
+per core (:func:`draw_missing`).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import html
+import importlib.util
+import inspect
 import io
 import json
+import multiprocessing
 import os
 import re
 import shutil
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from itertools import product
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from .images import WEBP_OPTIONS
 from .pipeline import Page, Site
 
 FRAME_BUDGET_BYTES = 1_500_000  # all of one chapter's frames together
-#: Frames drawn once for every build of this checkout (the book and the student edition):
-#: the key changes with the package's source and data, the grid and the drawing libraries' versions.
+#: Frames drawn once for every build of this checkout (the book and the student edition),
+#: one folder per chapter, keyed by :func:`grid_digest`: the code of the modules that
+#: explorer's drawing imports, what its grid reads, the grid and the drawing libraries'
+#: versions. An edit to any other module redraws nothing.
 CACHE = Path(__file__).resolve().parents[2] / "_build" / "explorer-frames"
+#: The package whose modules the keys read (tests point it at an edited copy).
+PACKAGE: Path | None = None
+#: Processes that draw the missing grids at once (the reference machine has two cores).
+WORKERS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _demo(name: str) -> Callable[[], Any]:
@@ -97,12 +118,17 @@ class Grid:
     build : callable
         Builds the explorer as the chapter does (by default its ``demo()``, which for
         these chapters is the notebook's own set-up, frame for frame).
+    reads : tuple of str
+        Files of the package, relative to its root, that :attr:`build` reads beyond the
+        modules the explorer's own module imports (chapter 11: the record and the module
+        that reads it); part of the frames' key.
     """
 
     values: Mapping[str, tuple[Any, ...]]
     why: str
     cell: str
     build: Callable[[], Any]
+    reads: tuple[str, ...] = ()
 
     @property
     def settings(self) -> list[dict[str, Any]]:
@@ -194,6 +220,7 @@ GRIDS: dict[str, Grid] = {
         "Every method and every evaluation length (both controls are discrete): 30 frames.",
         'explorer = LengthExplorer(along, L, method="rope")',
         _train_short_test_long,
+        reads=("measured.py", "data/train_short_test_long.json"),
     ),
     "RopeBaseExplorer": Grid(
         {
@@ -304,28 +331,90 @@ def render_frames(name: str, grid: Grid, folder: Path) -> dict[str, Any]:
     return {"explorer": name, "controls": controls, "frames": frames, "width": width, "height": height}
 
 
-def package_digest() -> str:
-    """A digest of what draws the frames: the package's source and data (chapter 11 draws its
-    recorded losses), this module and the drawing libraries' versions."""
+#: What draws a frame besides the explorer: these functions' code is part of every key.
+_DRAWING: tuple[Callable[..., Any], ...] = (render_frames, encode_frame, control_labels, _key, _plain)
+
+
+@functools.cache
+def _fingerprint() -> ModuleType:
+    """:mod:`posenc_helpers.lab.fingerprint`, loaded from its file alone.
+
+    Importing it as ``posenc_helpers.lab.fingerprint`` runs ``posenc_helpers/lab/__init__.py``,
+    which imports JAX: not in the site-build layer (``requirements-book.txt``), and a
+    second to import. The module itself needs only the standard library.
+    """
+    spec = importlib.util.find_spec("posenc_helpers")
+    if spec is None or spec.origin is None:
+        raise ModuleNotFoundError("posenc_helpers is not installed")
+    path = Path(spec.origin).resolve().parent / "lab" / "fingerprint.py"
+    loader = importlib.util.spec_from_file_location("_posenc_lab_fingerprint", path)
+    if loader is None or loader.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(module)
+    return module
+
+
+def _code(function: Any, fingerprint: ModuleType) -> str:
+    """The docstring-free code of ``function`` (its name where Python keeps no source)."""
+    try:
+        return str(fingerprint.code_fingerprint(textwrap.dedent(inspect.getsource(function))))
+    except (OSError, TypeError):
+        return getattr(function, "__qualname__", repr(function))
+
+
+def explorer_module(name: str, package: Path) -> str:
+    """The module of ``package`` (relative path) that defines explorer class ``name``."""
+    pattern = re.compile(rf"^class {re.escape(name)}\b", re.MULTILINE)
+    found = [
+        path.relative_to(package).as_posix()
+        for path in sorted((package / "widgets").glob("*.py"))
+        if pattern.search(path.read_text(encoding="utf-8"))
+    ]
+    if len(found) != 1:
+        raise LookupError(f"explorer {name}: defined in {found or 'no module'} of {package / 'widgets'}")
+    return found[0]
+
+
+def grid_digest(name: str, grid: Grid, package: Path | None = None) -> str:
+    """The key of explorer ``name``'s frames on ``grid``: 16 hexadecimal digits.
+
+    It holds the docstring-free code (:func:`posenc_helpers.lab.fingerprint.code_fingerprint`)
+    of the explorer's module and of every module of the package it imports, followed to
+    the end (:func:`posenc_helpers.lab.fingerprint.training_modules`, the lab's own rule);
+    the files the grid :attr:`Grid.reads` (code by its syntax, data by its bytes); the
+    grid; the code that draws and encodes a frame; the WebP settings; and the versions of
+    matplotlib, NumPy and Pillow. A docstring, a comment or a module the explorer does not
+    import leaves it unchanged.
+    """
     import matplotlib
     import numpy
     import PIL
 
-    import posenc_helpers
-
-    digest = hashlib.sha256()
-    root = Path(posenc_helpers.__file__).resolve().parent
-    for path in sorted(root.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts:
-            digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
-    digest.update(f"{matplotlib.__version__} {numpy.__version__} {PIL.__version__}".encode())
-    digest.update(Path(__file__).read_bytes())
-    return digest.hexdigest()
-
-
-def _cache_key(name: str, grid: Grid, package: str) -> str:
-    """Changes with :func:`package_digest` (``package``), the explorer, its grid and the WebP settings."""
-    return hashlib.sha256(repr((package, name, dict(grid.values), WEBP_OPTIONS)).encode()).hexdigest()[:16]
+    fingerprint = _fingerprint()
+    root = Path(package or PACKAGE or fingerprint.PACKAGE).resolve()
+    modules = fingerprint.training_modules([explorer_module(name, root)], package=root)
+    reads = {}
+    for relative in grid.reads:
+        path = root / relative
+        reads[relative] = (
+            fingerprint.code_fingerprint(path.read_text(encoding="utf-8"))
+            if path.suffix == ".py"
+            else hashlib.sha256(path.read_bytes()).hexdigest()
+        )
+    key = {
+        "explorer": name,
+        "grid": repr(dict(grid.values)),
+        "code": {
+            path.relative_to(root).as_posix(): fingerprint.code_fingerprint(path.read_text(encoding="utf-8"))
+            for path in modules
+        },
+        "reads": reads,
+        "drawing": [_code(function, fingerprint) for function in (grid.build, *_DRAWING)],
+        "webp": repr(WEBP_OPTIONS),
+        "libraries": [matplotlib.__version__, numpy.__version__, PIL.__version__],
+    }
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
 
 
 # --------------------------------------------------------------------------- finding the explorer cell
@@ -358,37 +447,61 @@ def find_explorer_cell(text: str) -> tuple[str, int] | None:
 # --------------------------------------------------------------------------- steps
 
 
+def _draw(name: str, cache: str) -> None:
+    """Draw explorer ``name`` on its grid into the folder ``cache`` (in a worker process).
+
+    Drawn into a folder of this process, then renamed: two builds at once (the book and
+    the student edition) never see a half-written cache.
+    """
+    folder = Path(cache)
+    drawing = folder.with_name(f"{folder.name}.{os.getpid()}")
+    shutil.rmtree(drawing, ignore_errors=True)
+    manifest = render_frames(name, GRIDS[name], drawing)
+    (drawing / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    try:
+        drawing.rename(folder)
+    except OSError:  # the other build was first: its frames are the same
+        shutil.rmtree(drawing, ignore_errors=True)
+
+
+def draw_missing(todo: Mapping[str, Path]) -> None:
+    """Draw each ``{explorer: cache folder}`` of ``todo``, the largest grids first, on :data:`WORKERS` processes."""
+    order = sorted(todo, key=lambda name: -len(GRIDS[name].settings))
+    workers = min(WORKERS, len(order))
+    if workers <= 1:
+        for name in order:
+            _draw(name, str(todo[name]))
+        return
+    # fork: the workers start with this process's modules (and GRIDS) already imported.
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        for done in [pool.submit(_draw, name, str(todo[name])) for name in order]:
+            done.result()
+
+
 def render_explorer_frames(site: Site) -> None:
-    """Site step: every chapter page's explorer rendered on its grid (cached between builds, see :data:`CACHE`)."""
+    """Site step: every chapter page's explorer rendered on its grid (cached per grid, see :data:`CACHE`)."""
     out = site.static / "explorers"
-    chapters: dict[str, dict[str, Any]] = {}
-    package = ""
+    found: dict[Path, tuple[str, Path]] = {}
     for path, text in site.pages.items():
-        found = find_explorer_cell(text) if path.parent.name == "notebooks" else None
-        if found is None:
+        cell = find_explorer_cell(text) if path.parent.name == "notebooks" else None
+        if cell is None:
             continue
-        name = found[0]
+        name = cell[0]
         grid = GRIDS.get(name)
         if grid is None:
             site.notes.append(f"explorer {name} on {path.name} has no web grid (tools/site/explorers.py): static only")
             continue
+        found[path] = (name, CACHE / f"{path.stem}-{grid_digest(name, grid)}")
+    todo = {name: cache for name, cache in found.values() if not (cache / "manifest.json").is_file()}
+    draw_missing(todo)
+    chapters: dict[str, dict[str, Any]] = {}
+    for path, (_, cache) in found.items():
         stem = path.stem
-        package = package or package_digest()  # once per build, and only for a site with explorers
-        cache = CACHE / f"{stem}-{_cache_key(name, grid, package)}"
-        if not (cache / "manifest.json").is_file():
-            # Drawn into a folder of this process, then renamed: two builds at once (the book
-            # and the student edition) never see a half-written cache.
-            drawing = cache.with_name(f"{cache.name}.{os.getpid()}")
-            shutil.rmtree(drawing, ignore_errors=True)
-            manifest = render_frames(name, grid, drawing)
-            (drawing / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
-            try:
-                drawing.rename(cache)
-            except OSError:  # the other build was first: its frames are the same
-                shutil.rmtree(drawing, ignore_errors=True)
-            for stale in CACHE.glob(f"{stem}-*"):  # frames of an older package or grid
-                if stale != cache and "." not in stale.name:
-                    shutil.rmtree(stale, ignore_errors=True)
+        for stale in CACHE.glob(f"{stem}-*"):  # frames of older code or another grid
+            if stale != cache and "." not in stale.name:
+                shutil.rmtree(stale, ignore_errors=True)
         target = out / stem
         shutil.rmtree(target, ignore_errors=True)
         shutil.copytree(cache, target)
@@ -401,6 +514,7 @@ def render_explorer_frames(site: Site) -> None:
     if chapters:
         site.notes.append(
             f"explorers: {sum(len(m['frames']) for m in chapters.values())} frames on {len(chapters)} pages"
+            f" ({len(todo)} drawn, {len(chapters) - len(todo)} from the cache)"
         )
 
 
@@ -438,9 +552,23 @@ def player_html(manifest: Mapping[str, Any], base: str) -> str:
         "explorer's own Python when the book was built, for the settings below. Move a slider (or "
         "focus it and use the arrow keys); the notebook accepts any setting.</p>"
         f'<div class="posenc-player-controls">{"".join(rows)}</div>'
+        # The frame links to itself at full size (explorer.js keeps the link on the frame
+        # shown), as images.point_at_figures links every figure: on a phone the frame is
+        # drawn at a third of its size or less, and layout.css says so under it.
+        f'<a class="figure-enlarge posenc-player-enlarge" href="{html.escape(base + first["src"])}" '
+        'title="Open this frame at full size">'
         f'<img class="posenc-player-frame" src="{html.escape(base + first["src"])}" loading="lazy" '
-        f'width="{manifest["width"]}" height="{manifest["height"]}" alt="{html.escape(first["alt"])}">'
+        f'width="{manifest["width"]}" height="{manifest["height"]}" alt="{html.escape(first["alt"])}"></a>'
+        # Every status line of the explorer, hidden, in the live line's one grid cell (as the
+        # readouts' labels): the line keeps the height of the tallest, so no setting moves
+        # the prose below the explorer.
+        '<div class="posenc-player-status-box">'
         f'<p class="posenc-player-status" aria-live="polite">{first["status"]}</p>'
+        + "".join(
+            f'<p class="posenc-player-status-sizer" aria-hidden="true">{status}</p>'
+            for status in dict.fromkeys(frame["status"] for frame in manifest["frames"].values())
+        )
+        + "</div>"
         f'<script type="application/json" class="posenc-player-data">{data}</script>'
         "</section>"
     )

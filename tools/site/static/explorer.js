@@ -14,6 +14,7 @@
     const data = JSON.parse(player.querySelector("script.posenc-player-data").textContent);
     const base = player.dataset.base;
     const image = player.querySelector("img.posenc-player-frame");
+    const link = image.closest("a"); // the frame at full size
     const status = player.querySelector(".posenc-player-status");
     const inputs = [...player.querySelectorAll('input[type="range"]')];
     const kept = []; // the preloaded frames, kept alive (and decoded) while the page is open
@@ -43,6 +44,7 @@
       });
       image.loading = "eager";
       image.src = base + frame[0];
+      if (link) link.href = base + frame[0];
       image.alt = frame[2];
       if (status.innerHTML !== frame[1]) status.innerHTML = frame[1];
       player.dataset.frame = key;
