@@ -202,12 +202,3 @@ def as_integer_array(value: Any, name: str) -> np.ndarray:
             bad = array.ravel()[int(np.flatnonzero(fractional.ravel())[0])]
             raise ValueError(f"{name} must hold whole numbers (integer positions), got {float(bad)!r}")
     return array.astype(np.int64)
-
-
-# The training lab (posenc_helpers/lab) imports these guards under their former names. Its
-# sources are part of the digest that guards the record of `make record-lab` (a 70-minute
-# experiment), so they are not edited for a rename: the old names stay importable for it only.
-check_choice = require_choice
-check_count = require_count
-check_lengths = require_lengths
-check_positive_real = require_positive_real

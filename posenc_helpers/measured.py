@@ -15,7 +15,7 @@ from pathlib import Path
 
 __all__ = ["RECORD_PATH", "trained_extrapolation"]
 
-#: The record written by ``posenc_helpers.lab.record_verdicts`` (``make record-lab``).
+#: The record written by ``posenc_helpers.lab.record_lab`` (``make record-lab``).
 RECORD_PATH = Path(__file__).resolve().parent / "data" / "train_short_test_long.json"
 
 

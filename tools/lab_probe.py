@@ -14,7 +14,9 @@ settings the record uses (``PROTOCOL``, ``DEFAULT_CONFIGS`` per task, ``CONTROLS
 * the offset and retrieval tasks: training, accuracies, attention;
 * two budgets from one run; a fine-tune with YaRN at 2L and a linear rescaling;
 * the n-gram baselines on a few windows; the verdict rules applied to the record's
-  own numbers.
+  own numbers;
+* ``record_lab`` itself on a miniature protocol (two seeds, budgets of 2 and 4 steps),
+  so that a change in how the record is put together shows too.
 
 Bitwise equality of two probes on one machine says the code computes the same
 numbers on these inputs; it says nothing about inputs the probe does not reach
@@ -58,6 +60,25 @@ def _feed(digest: Any, value: object) -> None:
 def _model_numbers(model: Any) -> list:
     """What a trained model holds: its weights and losses (not its training time)."""
     return [jax.tree_util.tree_leaves(model.params), model.losses, model.steps, model.train_len]
+
+
+def _miniature_record(protocol: Any) -> dict:
+    """``record_lab`` itself, end to end, on a protocol small enough for seconds (two seeds,
+    budgets of 2 and 4 steps, two windows): what its orchestration computes, without the
+    times and the machine it ran on."""
+    import tempfile
+
+    from posenc_helpers import lab
+
+    small = dataclasses.replace(
+        protocol, budgets=(2, 4), seeds=(0, 1), batch_size=2, warmup=1, multiples=(1, 2), sweep_multiples=(1, 2),
+        windows=2, ngram_orders=(1, 2), retrieval_steps=2, retrieval_batch_size=2, retrieval_windows=2,
+        rescue_steps=1, rescue_batch_size=1,
+    )  # fmt: skip
+    with tempfile.TemporaryDirectory() as folder:
+        record = lab.record_lab(f"{folder}/record.json", protocol=small, progress=False)
+    varying = ("seconds", "training_seconds", "machine", "digest")
+    return {key: value for key, value in record.items() if key not in varying}
 
 
 def probe() -> dict[str, object]:
@@ -108,6 +129,7 @@ def probe() -> dict[str, object]:
         lab.retrieval_accuracy(retrieval, [32], placement="near", windows=4),
     ]
     out["ngram"] = lab.ngram_baselines(dataclasses.replace(protocol, ngram_orders=(1, 3)), seed=0, windows=4)
+    out["miniature record"] = _miniature_record(protocol)
     record = trained_extrapolation()
     out["verdicts"] = [lab.extrapolation_verdicts(record["text"]), lab.retrieval_verdicts(record["retrieval"])]
     return out

@@ -45,7 +45,6 @@ from .protocol import (
     length_curves,
     ngram_baselines,
     record_lab,
-    record_verdicts,
     retrieval_verdicts,
     summarise_text,
     works_past_training_length,
@@ -121,5 +120,4 @@ __all__ = [
     "agrees_with_record",
     "works_past_training_length",
     "record_lab",
-    "record_verdicts",
 ]

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._validation import check_count
+from .._validation import require_count
 
 __all__ = [
     "STDLIB_FILES",
@@ -178,7 +178,6 @@ class Corpus:
     held_out: np.ndarray
     train_files: tuple[str, ...]
     held_out_files: tuple[str, ...]
-    missing_files: tuple[str, ...]
 
 
 def read_snapshot(path: Path | str = SNAPSHOT_PATH) -> dict[str, bytes]:
@@ -205,7 +204,14 @@ def read_snapshot(path: Path | str = SNAPSHOT_PATH) -> dict[str, bytes]:
     if digest != SNAPSHOT_SHA256:
         raise ValueError(f"the corpus snapshot at {path} has SHA-256 {digest}, expected {SNAPSHOT_SHA256}")
     with tarfile.open(fileobj=io.BytesIO(raw), mode="r:xz") as archive:
-        return {member.name: archive.extractfile(member).read() for member in archive if member.isfile()}
+        files = {}
+        for member in archive:
+            if member.isfile():
+                content = archive.extractfile(member)
+                if content is None:  # never for a regular file; the check is for the type checker
+                    raise ValueError(f"the corpus snapshot at {path} holds an unreadable file {member.name}")
+                files[member.name] = content.read()
+        return files
 
 
 @lru_cache(maxsize=1)
@@ -217,7 +223,6 @@ def stdlib_corpus() -> Corpus:
     Corpus
         Training bytes (the files whose sorted index is not ``4 mod 5``) and
         held-out bytes (the others), each file's bytes followed by a blank line.
-        ``missing_files`` is empty (it is kept for older callers).
 
     Examples
     --------
@@ -236,7 +241,7 @@ def stdlib_corpus() -> Corpus:
     def joined(names: tuple[str, ...]) -> np.ndarray:
         return np.frombuffer(b"".join(files[name] + b"\n\n" for name in names), dtype=np.uint8).copy()
 
-    return Corpus(joined(train), joined(held), train, held, ())
+    return Corpus(joined(train), joined(held), train, held)
 
 
 def sample_windows(text: np.ndarray, length: int, count: int, rng: np.random.Generator) -> np.ndarray:
@@ -244,8 +249,8 @@ def sample_windows(text: np.ndarray, length: int, count: int, rng: np.random.Gen
 
     Returns an ``int32`` array of shape ``(count, length)``.
     """
-    length = check_count(length, "length", minimum=2)
-    count = check_count(count, "count", minimum=1)
+    length = require_count(length, "length", minimum=2)
+    count = require_count(count, "count", minimum=1)
     if text.size < length:
         raise ValueError(f"length must be at most the text's {text.size} bytes, got {length}")
     starts = rng.integers(0, text.size - length + 1, size=count)
@@ -258,8 +263,8 @@ def window_ends(text: np.ndarray, longest: int, count: int, seed: int) -> np.nda
     Evaluating every length on windows that end at the same places means that every
     length predicts the same bytes; only the context before them changes.
     """
-    longest = check_count(longest, "longest", minimum=2)
-    count = check_count(count, "count", minimum=1)
+    longest = require_count(longest, "longest", minimum=2)
+    count = require_count(count, "count", minimum=1)
     if text.size <= longest:
         raise ValueError(f"longest must be below the text's {text.size} bytes, got {longest}")
     rng = np.random.default_rng(seed)

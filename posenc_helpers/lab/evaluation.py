@@ -8,7 +8,7 @@ import jax
 import numpy as np
 import optax
 
-from .._validation import check_choice, check_count, check_lengths
+from .._validation import require_choice, require_count, require_lengths
 from .corpus import stdlib_corpus, window_ends
 from .model import forward
 from .tasks import retrieval_sequences
@@ -82,9 +82,9 @@ def scored_byte_indices(train_len: int, max_positions: int, *, windows: int, see
     >>> indices.shape, bool((np.diff(indices, axis=1) == 1).all())
     ((3, 64), True)
     """
-    train_len = check_count(train_len, "train_len", minimum=1)
-    max_positions = check_count(max_positions, "max_positions", minimum=train_len)
-    ends = window_ends(stdlib_corpus().held_out, max_positions + 1, check_count(windows, "windows", minimum=1), seed)
+    train_len = require_count(train_len, "train_len", minimum=1)
+    max_positions = require_count(max_positions, "max_positions", minimum=train_len)
+    ends = window_ends(stdlib_corpus().held_out, max_positions + 1, require_count(windows, "windows", minimum=1), seed)
     return ends[:, None] - train_len + np.arange(train_len)[None, :]
 
 
@@ -147,9 +147,9 @@ def length_losses(model: TrainedModel, lengths, *, seed: int = 0, windows: int =
     model = _check_model(model)
     if model.task == "retrieval":
         raise ValueError("length_losses scores text or offset models; use retrieval_accuracy for task='retrieval'")
-    lengths = check_lengths(lengths, "lengths", minimum=model.train_len)
-    windows = check_count(windows, "windows", minimum=1)
-    seed = check_count(seed, "seed")
+    lengths = require_lengths(lengths, "lengths", minimum=model.train_len)
+    windows = require_count(windows, "windows", minimum=1)
+    seed = require_count(seed, "seed")
     if max(lengths) > model.config.max_positions:
         raise ValueError(f"lengths must be at most config.max_positions = {model.config.max_positions}")
     longest = max(lengths)
@@ -230,10 +230,10 @@ def retrieval_accuracy(
     model = _check_model(model)
     if model.task != "retrieval":
         raise ValueError("retrieval_accuracy needs a model trained with task='retrieval'")
-    lengths = check_lengths(lengths, "lengths", minimum=model.train_len)
-    placement = check_choice(placement, "placement", ("far", "near"))
-    windows = check_count(windows, "windows", minimum=1)
-    seed = check_count(seed, "seed")
+    lengths = require_lengths(lengths, "lengths", minimum=model.train_len)
+    placement = require_choice(placement, "placement", ("far", "near"))
+    windows = require_count(windows, "windows", minimum=1)
+    seed = require_count(seed, "seed")
     if max(lengths) > model.config.max_positions:
         raise ValueError(f"lengths must be at most config.max_positions = {model.config.max_positions}")
     out = []
@@ -260,11 +260,11 @@ def position_losses(model: TrainedModel, length: int, *, seed: int = 0, windows:
     (16,)
     """
     model = _check_model(model)
-    length = check_count(length, "length", minimum=2)
+    length = require_count(length, "length", minimum=2)
     if length > model.config.max_positions:
         raise ValueError(f"length must be at most config.max_positions = {model.config.max_positions}")
     return _per_token(
-        model, length, length, check_count(windows, "windows", minimum=1), check_count(seed, "seed")
+        model, length, length, require_count(windows, "windows", minimum=1), require_count(seed, "seed")
     ).mean(axis=0)
 
 
@@ -282,9 +282,9 @@ def offset_accuracy(model: TrainedModel, lengths, *, seed: int = 0, windows: int
     model = _check_model(model)
     if model.task != "offset":
         raise ValueError("offset_accuracy needs a model trained with task='offset'")
-    lengths = check_lengths(lengths, "lengths", minimum=model.train_len)
-    windows = check_count(windows, "windows", minimum=1)
-    seed = check_count(seed, "seed")
+    lengths = require_lengths(lengths, "lengths", minimum=model.train_len)
+    windows = require_count(windows, "windows", minimum=1)
+    seed = require_count(seed, "seed")
     if max(lengths) > model.config.max_positions:
         raise ValueError(f"lengths must be at most config.max_positions = {model.config.max_positions}")
     longest = max(lengths)
@@ -314,7 +314,7 @@ def offset_attention(model: TrainedModel, length: int, *, seed: int = 0, windows
     model = _check_model(model)
     if model.task != "offset":
         raise ValueError("offset_attention needs a model trained with task='offset'")
-    length = check_count(length, "length", minimum=model.phi + 1)
+    length = require_count(length, "length", minimum=model.phi + 1)
     inputs, _ = _windows(model, length, length, windows, seed)
     _, traced = _traced(model.params, inputs, hooks_for(model, length), n_heads=model.config.n_heads)
     attention = np.asarray(traced[0]["attention"]).mean(axis=0)  # (heads, L, L)
@@ -349,7 +349,9 @@ def rope_pair_norms(model: TrainedModel, *, seed: int = 0, windows: int = 16) ->
     """
     model = _check_model(model)
     length = model.train_len
-    inputs, _ = _windows(model, length, length, check_count(windows, "windows", minimum=1), check_count(seed, "seed"))
+    inputs, _ = _windows(
+        model, length, length, require_count(windows, "windows", minimum=1), require_count(seed, "seed")
+    )
     _, traced = _traced(model.params, inputs, hooks_for(model, length), n_heads=model.config.n_heads)
     norms = {}
     for name in ("q", "k"):

@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from .._validation import check_choice, check_count, check_positive_real
+from .._validation import require_choice, require_count, require_positive_real
 from ..alibi import alibi_bias
 from ..relative import t5_relative_bucket
 from ..rope import rope_frequencies
@@ -78,8 +78,8 @@ class ModelConfig:
             "t5_buckets",
             "t5_max_distance",
         ):
-            check_count(getattr(self, name), name, minimum=1)
-        check_positive_real(self.table_std, "table_std")
+            require_count(getattr(self, name), name, minimum=1)
+        require_positive_real(self.table_std, "table_std")
         if self.d_model % self.n_heads or self.head_dim % 2:
             raise ValueError(
                 f"d_model must split into n_heads heads of even width, got d_model={self.d_model}, "
@@ -139,9 +139,9 @@ def position_hooks(
     >>> position_hooks("rope", 3).cos.shape, float(position_hooks("nope", 3).sin.max())
     ((3, 16), 0.0)
     """
-    method = check_choice(method, "method", METHODS)
-    length = check_count(length, "length", minimum=1)
-    attention_factor = check_positive_real(attention_factor, "attention_factor")
+    method = require_choice(method, "method", METHODS)
+    length = require_count(length, "length", minimum=1)
+    attention_factor = require_positive_real(attention_factor, "attention_factor")
     half = config.head_dim // 2
     add = np.zeros((length, config.d_model))
     angles = np.zeros((length, half))

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_count, check_positive_real
+from .._validation import require_count, require_positive_real
 
 __all__ = ["ngram_byte_losses"]
 
@@ -81,8 +81,8 @@ def ngram_byte_losses(train: np.ndarray, held_out: np.ndarray, order: int, *, di
     >>> bool(np.isclose(losses[1], -np.log(1.25 / 2 + 0.375 * unigram_b)))
     True
     """
-    order = check_count(order, "order", minimum=1)
-    discount = check_positive_real(discount, "discount")
+    order = require_count(order, "order", minimum=1)
+    discount = require_positive_real(discount, "discount")
     if discount > 1:
         raise ValueError(f"discount must be in (0, 1], got {discount}")
     texts = []

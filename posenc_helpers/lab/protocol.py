@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_positive_real
+from .._validation import require_positive_real
 from ..measured import RECORD_PATH
 from .corpus import SNAPSHOT_SHA256, stdlib_corpus
 from .evaluation import length_losses, position_losses, retrieval_accuracy, rope_pair_norms, scored_byte_indices
@@ -48,7 +48,6 @@ __all__ = [
     "agrees_with_record",
     "works_past_training_length",
     "record_lab",
-    "record_verdicts",
 ]
 
 
@@ -268,7 +267,7 @@ def agrees_with_record(live: dict, record: dict, budget: int, *, widen: float = 
     >>> agrees_with_record(live, record, 250)
     {'rope': False}
     """
-    widen = check_positive_real(widen, "widen")
+    widen = require_positive_real(widen, "widen")
     out = {}
     for method, summary in live.items():
         runs = [record["text"][method][str(seed)][str(budget)] for seed in record["protocol"]["seeds"]]
@@ -293,7 +292,7 @@ def works_past_training_length(curves: dict, threshold: float = FLAT_MARGIN) -> 
     >>> works_past_training_length(curves)
     {'alibi': True, 'rope': False}
     """
-    threshold = check_positive_real(threshold, "threshold")
+    threshold = require_positive_real(threshold, "threshold")
     worst: dict[str, float] = {}
     for (method, _seed), losses in curves.items():
         losses = np.asarray(losses, dtype=float)
@@ -311,55 +310,51 @@ def _rounded(value):
     return value
 
 
-def record_lab(path: Path | str = RECORD_PATH, *, protocol: Protocol = PROTOCOL, progress: bool = True) -> dict:
-    """Run the whole experiment of :data:`PROTOCOL`, write its record to ``path`` and return it.
+def _common(protocol: Protocol, progress: bool) -> dict[str, Any]:
+    """The training settings every text model of the record shares."""
+    return {
+        "train_len": protocol.train_len,
+        "batch_size": protocol.batch_size,
+        "learning_rate": protocol.learning_rate,
+        "warmup": protocol.warmup,
+        "progress": progress,
+    }
 
-    The record keeps the seconds each part took (``"seconds"``; ``make bench``
-    prints them). ``make record-lab`` also sets ``POSENC_LAB_CACHE``, so that a
-    rerun after an edit outside the lab's training code reuses the trained models.
-    """
-    started = time.perf_counter()
-    seconds: dict[str, float] = {}
-    L = protocol.train_len
-    common: dict[str, Any] = dict(
-        train_len=L, batch_size=protocol.batch_size, learning_rate=protocol.learning_rate,
-        warmup=protocol.warmup, progress=progress,
-    )  # fmt: skip
 
-    def lap(name: str, begun: float) -> None:
-        seconds[name] = round(time.perf_counter() - begun, 1)
-        print(f"record-lab: {name} done in {seconds[name]:.0f} s", flush=True)
+def _train_text(protocol: Protocol, progress: bool) -> tuple[dict, dict]:
+    """Every method, seed and budget trained (one run per method and seed): ``(models,
+    training seconds at the largest budget)``."""
+    models = train_sweep(METHODS, protocol.seeds, protocol.budgets, **_common(protocol, progress))
+    seconds = {f"{m} {s}": models[(m, s, protocol.largest)].seconds for m in METHODS for s in protocol.seeds}
+    return models, seconds
 
-    begun = time.perf_counter()
-    baselines = {str(seed): ngram_baselines(protocol, seed) for seed in protocol.seeds}
-    lap("baselines", begun)
 
-    begun = time.perf_counter()
-    models = train_sweep(METHODS, protocol.seeds, protocol.budgets, **common)
-    training_seconds = {f"{m} {s}": models[(m, s, protocol.largest)].seconds for m in METHODS for s in protocol.seeds}
-    lap("text training", begun)
-
-    begun = time.perf_counter()
+def _evaluate_text(protocol: Protocol, models: dict) -> dict:
+    """Every text model scored at its lengths: ``{method: {seed: {budget: summary}}}``."""
 
     def evaluate(key):
         model = models[key]
         multiples = protocol.multiples if key[2] == protocol.largest else protocol.sweep_multiples
-        lengths = [m * L for m in multiples]
+        lengths = [m * protocol.train_len for m in multiples]
         return summarise_text(length_losses(model, lengths, seed=model.seed, windows=protocol.windows))
 
     summaries = dict(zip(models, two_at_a_time(evaluate, list(models)), strict=True))
     text: dict = {m: {str(s): {} for s in protocol.seeds} for m in METHODS}
     for (m, s, b), summary in summaries.items():
         text[m][str(s)][str(b)] = summary
-    lap("text evaluation", begun)
+    return text
 
-    begun = time.perf_counter()
+
+def _controls_part(protocol: Protocol, progress: bool) -> dict:
+    """Each configuration control (:data:`CONTROLS`) trained at the largest budget, every seed."""
     controls: dict = {}
     for name, change in CONTROLS.items():
         config = dataclasses.replace(ModelConfig(), **change["config"])
 
         def train_control(seed: int, method: str = change["method"], config: ModelConfig = config) -> TrainedModel:
-            runs = train_budgets(method, budgets=[protocol.largest], seed=seed, config=config, **common)
+            runs = train_budgets(
+                method, budgets=[protocol.largest], seed=seed, config=config, **_common(protocol, progress)
+            )
             return runs[protocol.largest]
 
         runs = two_at_a_time(train_control, protocol.seeds)
@@ -369,9 +364,11 @@ def record_lab(path: Path | str = RECORD_PATH, *, protocol: Protocol = PROTOCOL,
             )
             for model in runs
         }
-    lap("controls", begun)
+    return controls
 
-    begun = time.perf_counter()
+
+def _positions_part(protocol: Protocol, models: dict) -> tuple[dict, dict]:
+    """The loss along the longest window (seed 0, largest budget) and RoPE's pair norms."""
     largest_seed0 = [models[(m, protocol.seeds[0], protocol.largest)] for m in METHODS]
     along = two_at_a_time(lambda model: position_losses(model, protocol.lengths[-1], windows=64), largest_seed0)
     positions = {m: np.round(v, 4).tolist() for m, v in zip(METHODS, along, strict=True)}
@@ -382,12 +379,14 @@ def record_lab(path: Path | str = RECORD_PATH, *, protocol: Protocol = PROTOCOL,
         }
         for b in protocol.budgets
     }
-    lap("positions and pair norms", begun)
+    return positions, norms
 
-    begun = time.perf_counter()
+
+def _retrieval_part(protocol: Protocol, progress: bool) -> dict:
+    """The retrieval task: every method and seed trained, then scored far and near at every length."""
     retrieval_models = train_many(
         METHODS, protocol.seeds, task="retrieval", steps=protocol.retrieval_steps,
-        batch_size=protocol.retrieval_batch_size, train_len=L, learning_rate=protocol.learning_rate,
+        batch_size=protocol.retrieval_batch_size, train_len=protocol.train_len, learning_rate=protocol.learning_rate,
         warmup=protocol.warmup, progress=progress,
     )  # fmt: skip
     retrieval: dict = {m: {} for m in METHODS}
@@ -398,10 +397,12 @@ def record_lab(path: Path | str = RECORD_PATH, *, protocol: Protocol = PROTOCOL,
             ).tolist()
             for placement in ("far", "near")
         }
-    lap("retrieval", begun)
+    return retrieval
 
-    begun = time.perf_counter()
-    factor = protocol.rescue_factor
+
+def _rescue_part(protocol: Protocol, models: dict, progress: bool) -> tuple[list[int], dict]:
+    """RoPE as trained, with PI and with YaRN, zero-shot and fine-tuned at ``rescue_factor`` times L."""
+    factor, L = protocol.rescue_factor, protocol.train_len
     rescue_lengths = [L, 2 * L, factor * L]
     rescue: dict = {}
     for seed in protocol.seeds:
@@ -430,8 +431,36 @@ def record_lab(path: Path | str = RECORD_PATH, *, protocol: Protocol = PROTOCOL,
                 .mean(axis=0)
                 .tolist(),
             }
-    lap("rescue", begun)
+    return rescue_lengths, rescue
 
+
+def record_lab(path: Path | str = RECORD_PATH, *, protocol: Protocol = PROTOCOL, progress: bool = True) -> dict:
+    """Run the whole experiment of :data:`PROTOCOL`, write its record to ``path`` and return it.
+
+    The parts, in order: the n-gram baselines, the text models (every method, seed and
+    budget), the configuration controls, the loss along positions and RoPE's pair norms,
+    the retrieval task, and the rescue of RoPE. The record keeps the seconds each part
+    took (``"seconds"``; ``make bench`` prints them). ``make record-lab`` also sets
+    ``POSENC_LAB_CACHE``, so that a rerun after an edit outside the lab's training path
+    reuses the trained models.
+    """
+    started = time.perf_counter()
+    seconds: dict[str, float] = {}
+
+    def timed(name: str, part, *args):
+        begun = time.perf_counter()
+        result = part(*args)
+        seconds[name] = round(time.perf_counter() - begun, 1)
+        print(f"record-lab: {name} done in {seconds[name]:.0f} s", flush=True)
+        return result
+
+    baselines = timed("baselines", lambda: {str(seed): ngram_baselines(protocol, seed) for seed in protocol.seeds})
+    models, training_seconds = timed("text training", _train_text, protocol, progress)
+    text = timed("text evaluation", _evaluate_text, protocol, models)
+    controls = timed("controls", _controls_part, protocol, progress)
+    positions, norms = timed("positions and pair norms", _positions_part, protocol, models)
+    retrieval = timed("retrieval", _retrieval_part, protocol, progress)
+    rescue_lengths, rescue = timed("rescue", _rescue_part, protocol, models, progress)
     seconds["total"] = round(time.perf_counter() - started, 1)
     record = {
         "digest": lab_digest(protocol),
@@ -457,7 +486,3 @@ def record_lab(path: Path | str = RECORD_PATH, *, protocol: Protocol = PROTOCOL,
     record["retrieval_reach"] = retrieval_verdicts(record["retrieval"], protocol)
     Path(path).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     return record
-
-
-#: The name chapter 10 and older code know.
-record_verdicts = record_lab

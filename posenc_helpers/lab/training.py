@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._validation import check_choice, check_count, check_lengths, check_positive_real
+from .._validation import require_choice, require_count, require_lengths, require_positive_real
 from ..long_context import scaled_rope_frequencies
 from .cache import cached_run
 from .model import METHODS, Hooks, ModelConfig, init_params, position_hooks
@@ -170,15 +170,15 @@ def _run(
 
 
 def _check_training(method, task, train_len, seed, batch_size, learning_rate, warmup, phi, alphabet, config):
-    method = check_choice(method, "method", METHODS)
-    task = check_choice(task, "task", TASKS)
-    train_len = check_count(train_len, "train_len", minimum=2)
-    seed = check_count(seed, "seed")
-    batch_size = check_count(batch_size, "batch_size", minimum=1)
-    learning_rate = check_positive_real(learning_rate, "learning_rate")
-    warmup = check_count(warmup, "warmup", minimum=1)
-    phi = check_count(phi, "phi", minimum=1)
-    alphabet = check_count(alphabet, "alphabet", minimum=2)
+    method = require_choice(method, "method", METHODS)
+    task = require_choice(task, "task", TASKS)
+    train_len = require_count(train_len, "train_len", minimum=2)
+    seed = require_count(seed, "seed")
+    batch_size = require_count(batch_size, "batch_size", minimum=1)
+    learning_rate = require_positive_real(learning_rate, "learning_rate")
+    warmup = require_count(warmup, "warmup", minimum=1)
+    phi = require_count(phi, "phi", minimum=1)
+    alphabet = require_count(alphabet, "alphabet", minimum=2)
     if config is None:
         config = DEFAULT_CONFIGS[task]
     if not isinstance(config, ModelConfig):
@@ -226,7 +226,7 @@ def train_budgets(
     method, task, train_len, seed, batch_size, learning_rate, warmup, phi, alphabet, config = _check_training(
         method, task, train_len, seed, batch_size, learning_rate, warmup, phi, alphabet, config
     )
-    budgets = check_lengths(budgets, "budgets", minimum=1)
+    budgets = require_lengths(budgets, "budgets", minimum=1)
     if len(set(budgets)) != len(budgets):
         raise ValueError(f"budgets must be distinct, got {budgets}")
     inputs = dict(
@@ -321,7 +321,7 @@ def train(
     >>> bool(model.losses[-1] < model.losses[0])
     True
     """
-    steps = check_count(steps, "steps", minimum=1)
+    steps = require_count(steps, "steps", minimum=1)
     return train_budgets(
         method,
         train_len=train_len,
@@ -409,8 +409,8 @@ def with_rope_scaling(model: TrainedModel, scaling: str, factor: float) -> Train
     """
     if not isinstance(model, TrainedModel) or model.method != "rope":
         raise ValueError("model must be a TrainedModel whose method is 'rope'")
-    scaling = check_choice(scaling, "scaling", ("linear", "yarn"))
-    factor = check_positive_real(factor, "factor")
+    scaling = require_choice(scaling, "scaling", ("linear", "yarn"))
+    factor = require_positive_real(factor, "factor")
     inv_freq, attention_factor = scaled_rope_frequencies(
         model.config.head_dim, method=scaling, factor=factor, original_max_len=model.train_len
     )
@@ -446,8 +446,8 @@ def fine_tune(
     """
     if not isinstance(model, TrainedModel):
         raise TypeError(f"model must be a TrainedModel, got {type(model).__name__}")
-    length = check_count(length, "length", minimum=2)
-    steps = check_count(steps, "steps", minimum=1)
+    length = require_count(length, "length", minimum=2)
+    steps = require_count(steps, "steps", minimum=1)
     if length > model.config.max_positions:
         raise ValueError(f"length must be at most config.max_positions = {model.config.max_positions}")
     inputs = dict(
@@ -457,10 +457,10 @@ def fine_tune(
         config=model.config,
         length=length,
         budgets=(steps,),
-        batch_size=check_count(batch_size, "batch_size", minimum=1),
-        learning_rate=check_positive_real(learning_rate, "learning_rate"),
+        batch_size=require_count(batch_size, "batch_size", minimum=1),
+        learning_rate=require_positive_real(learning_rate, "learning_rate"),
         warmup=max(1, steps // 10),
-        seed=10_000 + model.seed if seed is None else check_count(seed, "seed"),
+        seed=10_000 + model.seed if seed is None else require_count(seed, "seed"),
         phi=model.phi,
         alphabet=model.alphabet,
         hooks=hooks_for(model, length),
