@@ -28,7 +28,7 @@ from ._validation import (
     require_real,
 )
 from .rope import ROPE_LAYOUTS, rope_frequencies
-from .sinusoidal import halves_order
+from .sinusoidal import geometric_frequencies, halves_order
 
 __all__ = [
     "rope_rotation_matrix",
@@ -335,7 +335,7 @@ def rope_decay_scores(
         if not np.any(v):
             raise ValueError(f"vectors[{name!r}] must not be all zeros (its score at distance 0 is 0)")
         weights[name] = v[0::2] ** 2 + v[1::2] ** 2  # |v_i|**2 per pair
-    cos = np.cos(np.multiply.outer(r, rope_frequencies(head_dim, base=base)))
+    cos = np.cos(np.multiply.outer(r, geometric_frequencies(head_dim, base)))  # head_dim, base checked above
     return {name: cos @ w / w.sum() for name, w in weights.items()}
 
 

@@ -181,9 +181,7 @@ def plot_decay_scores(
     >>> plt.close("all")
     """
     r = _require_distances(distances)
-    head_dim = require_even_width(head_dim, "head_dim")
-    base = require_positive_real(base, "base")
-    scores = rope_decay_scores(r, head_dim, vectors, base=base)
+    scores = rope_decay_scores(r, head_dim, vectors, base=base)  # checks head_dim, base and the vectors
     if ax is None:
         _, ax = plt.subplots(figsize=(5.0, 3.2), constrained_layout=True)
     for index, (name, values) in enumerate(scores.items()):
