@@ -1,6 +1,6 @@
 """A model's position report: the typed record :func:`~posenc_helpers.configs.describe` fills, and its words.
 
-:class:`PositionReport` holds the numbers; :func:`explain` (``str(report)``)
+:class:`PositionReport` holds the numbers; ``explain`` (``str(report)``)
 says them in plain words, one fact a line. Reading a config into the record is
 :mod:`.reading`; the command line is :mod:`.cli`.
 """
@@ -141,7 +141,7 @@ class PositionReport:
     rope_free: bool = False
 
     def to_text(self) -> str:
-        """The report in plain words, one fact a line (:func:`explain`)."""
+        """The report in plain words, one fact a line (``explain``)."""
         return explain(self)
 
     def original_wavelength(self, pair: int) -> float:

@@ -37,7 +37,7 @@ def plot_report_wavelengths(report: PositionReport, *, ax: Axes | None = None, t
     Raises
     ------
     TypeError
-        If ``report`` is not a :class:`~posenc_helpers.configs.PositionReport`.
+        If ``report`` is not a :class:`~posenc_helpers.PositionReport`.
 
     Examples
     --------
