@@ -57,6 +57,8 @@ from pathlib import Path
 
 import numpy as np
 
+from tools.chapters import chapter_notebooks
+
 ROOT = Path(__file__).resolve().parents[1]
 
 BUDGETS = {
@@ -129,7 +131,7 @@ def _peak_temporary(fn: Callable[[], np.ndarray]) -> float:
 def bench_chapters() -> list[Row]:
     from tools.nbtools import measure
 
-    notebooks = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    notebooks = chapter_notebooks()
     rows, total, classic = [], 0.0, 0
     for path, seconds, mib in measure(notebooks):
         lab = "posenc_helpers.lab" in path.read_text(encoding="utf-8")

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from tools.bibliography import BIBLIOGRAPHY, citation_labels, write_citations
+from tools.chapters import chapter_notebooks
 from tools.course.common import NOTEBOOKS, ROOT, chapter_of, is_chapter_name
 from tools.course.markdown import numbered_reference, reference
 from tools.course.myst import cell_source
@@ -104,7 +105,7 @@ def read_book(
     the citations of ``bibliography`` and the ``numfig_format`` of ``config``."""
     equations: dict[str, tuple[str, int]] = {}
     titles: dict[str, str] = {}
-    for path in sorted(notebooks.glob("[0-9][0-9]_*.ipynb")):
+    for path in chapter_notebooks(notebooks):
         cells = _cells(path)
         titles[path.stem] = page_title(cells)
         for label, number in equation_numbers(cells).items():

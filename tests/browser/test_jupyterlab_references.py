@@ -28,9 +28,11 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _jupyterlab import REPO, LabDidNotStart, running_lab  # noqa: E402
+from _jupyterlab import LabDidNotStart, running_lab  # noqa: E402
 
-CHAPTERS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+from tools.chapters import chapter_notebooks
+
+CHAPTERS = chapter_notebooks()
 RENDER_TIMEOUT_MS = 120_000
 STEADY_S = 2  # the rendered text must stay the same this long before it is read
 

@@ -22,6 +22,8 @@ import pytest
 from _browser import REQUIRE_BROWSER, why_no_browser
 from page_metrics import BUDGETS, measure
 
+from tools.chapters import chapter_pages
+
 if REQUIRE_BROWSER and why_no_browser():
     pytest.fail(why_no_browser(), pytrace=False)
 
@@ -76,7 +78,7 @@ _PRINT_PROBE_JS = """
 
 
 def _chapters(site_dir: Path) -> list[str]:
-    return sorted(p.relative_to(site_dir).as_posix() for p in (site_dir / "notebooks").glob("[0-9][0-9]_*.html"))
+    return sorted(p.relative_to(site_dir).as_posix() for p in chapter_pages(site_dir))
 
 
 def test_chapter_weight_and_speed(site_dir, browser, server, stats):

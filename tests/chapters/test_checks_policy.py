@@ -30,6 +30,7 @@ import pytest
 
 import posenc_helpers.checks as checks
 from posenc_helpers.checks import CheckFailed
+from tools.chapters import chapter_notebooks
 
 CHECKS = sorted(name for name in checks.__all__ if name.startswith("check_"))
 F32 = np.float32
@@ -601,7 +602,7 @@ def test_the_shortcut_table_is_what_the_grader_reads():
     from posenc_helpers.checks._core import GRADED_SHORTCUTS
 
     found = {}
-    for path in sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+    for path in chapter_notebooks():
         for cell in nbformat.read(path, as_version=4).cells:
             spec = cell.metadata.get("exercise", {})
             if spec.get("part") == "check" and spec.get("forbid"):

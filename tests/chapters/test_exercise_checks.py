@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 
 import posenc_helpers.checks as checks
+from tools.chapters import chapter_notebooks
 
 ROOT = Path(__file__).resolve().parents[2]
-CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+CHAPTERS = chapter_notebooks()
 CHECKS = sorted(name for name in checks.__all__ if name.startswith("check_"))
 _START = re.compile(r"^(`{3,}|:{3,})\{exercise-start\}[^\n]*\n(?:.*\n)*?:label:\s*(\S+)", re.M)
 _END = re.compile(r"^(`{3,}|:{3,})\{exercise-end\}", re.M)

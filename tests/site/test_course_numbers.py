@@ -24,12 +24,13 @@ from pathlib import Path
 import pytest
 from _solutions import split_lines
 
+from tools.chapters import chapter_notebooks
 from tools.course import course_notebook
 from tools.course.markdown import numbered_reference
 from tools.course.numbers import book_targets, numfig_formats
 
 ROOT = Path(__file__).resolve().parents[2]
-CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+CHAPTERS = chapter_notebooks()
 _CANDIDATES = [ROOT / "_build" / "student-book" / "_build" / "html", ROOT / "_build" / "html"]
 SITE = Path(os.environ["POSENC_SITE"]) if os.environ.get("POSENC_SITE") else None
 SITE = SITE or next((site for site in _CANDIDATES if (site / "index.html").exists()), None)

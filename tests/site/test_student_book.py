@@ -15,10 +15,12 @@ from pathlib import Path
 import pytest
 from _solutions import exercise_labels, solution_lines
 
+from tools.chapters import chapter_notebooks
+
 ROOT = Path(__file__).resolve().parents[2]
 STUDENT_SITE = ROOT / "_build" / "student-book" / "_build" / "html"
 FULL_SITE = ROOT / "_build" / "html"
-CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+CHAPTERS = chapter_notebooks()
 
 if not (STUDENT_SITE / "index.html").exists():
     if os.environ.get("POSENC_REQUIRE_STUDENT_BOOK") == "1":

@@ -18,11 +18,12 @@ import pytest
 
 from tools import references
 from tools.bibliography import bib_entries, citation, citation_labels, last_name, plain_text, write_citations
+from tools.chapters import chapter_notebooks
 from tools.course.markdown import plain_markdown
 from tools.course.nbgrader import course_notebook
 
 REPO = Path(__file__).resolve().parents[2]
-CHAPTERS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+CHAPTERS = chapter_notebooks()
 
 BIB = r"""% Comments, string definitions and comment entries are not entries.
 @string{iclr = "International Conference on Learning Representations"}

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from tools import course
+from tools.chapters import chapter_notebooks
 from tools.course.record import Exercise, read_exercises
 
 
@@ -118,7 +119,7 @@ def test_bad_arguments_are_refused():
 def test_the_book_writes_no_nbgrader_metadata_and_every_chapter_has_exercises():
     """Authors write only the exercise metadata (the parser refuses nbgrader's); every
     chapter has graded exercises."""
-    paths = sorted(course.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    paths = chapter_notebooks(course.NOTEBOOKS)
     for path in paths:
         assert '"nbgrader"' not in path.read_text(encoding="utf-8"), path.name
     assert len(paths) >= 12

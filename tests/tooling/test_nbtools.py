@@ -1,12 +1,11 @@
 """Notebook tooling: normalisation and audit (the student export is tested in test_student.py)."""
 
-from pathlib import Path
-
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from tools import nbtools, release
+from tools.chapters import chapter_notebooks
 
 
 def _notebook():
@@ -181,7 +180,7 @@ def test_audit_names_the_cell_and_the_figure():
 
 
 def test_audit_finds_no_rounding_level_figure_in_any_chapter():
-    chapters = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    chapters = chapter_notebooks()
     found = {
         f"{path.name} cell {index}": figures
         for path in chapters
@@ -194,7 +193,7 @@ def test_audit_finds_no_rounding_level_figure_in_any_chapter():
 
 
 # --------------------------------------------------------------------------- the text twins
-CHAPTERS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+CHAPTERS = chapter_notebooks()
 
 
 def test_every_chapter_has_a_text_twin_with_the_same_cells():

@@ -11,9 +11,10 @@ import nbformat
 import pytest
 
 from tools import nbtools
+from tools.chapters import chapter_notebooks
 
 ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOKS = chapter_notebooks()
 BIB_KEYS = set(re.findall(r"@\w+\{([^,\s]+),", (ROOT / "book" / "references.bib").read_text()))
 
 

@@ -21,9 +21,10 @@ from pathlib import Path
 import pytest
 
 from tools.bibliography import citation_labels
+from tools.chapters import chapter_notebooks
 
 REPO = Path(__file__).resolve().parents[2]
-CHAPTERS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+CHAPTERS = chapter_notebooks()
 PAGES = sorted((REPO / "book").rglob("*.md"))
 
 _EQUATION = re.compile(r"\$\$[ \t]*\((?P<label>[\w-]+)\)[ \t]*$", re.MULTILINE)

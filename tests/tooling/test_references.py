@@ -13,6 +13,7 @@ import pytest
 
 from tools import references, working_copies
 from tools.bibliography import citation
+from tools.chapters import chapter_notebooks
 from tools.references import resolved_for_jupyterlab, unnumbered_display_math
 
 REPO = Path(__file__).resolve().parents[2]
@@ -183,7 +184,7 @@ _LEFT = re.compile(r"\{(?:numref|ref|doc|cite(?::\w+)?)\}`|%s")
 
 
 def test_working_copies_write_every_reference_out_and_leave_the_notebooks_alone(tmp_path):
-    chapters = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    chapters = chapter_notebooks()
     digests = {path: hashlib.sha256(path.read_bytes()).hexdigest() for path in chapters}
     working_copies.write_copies(chapters, tmp_path, student=True)
     pages = {path.stem: path for path in chapters}

@@ -20,6 +20,7 @@ import pytest
 from PIL import Image
 
 from posenc_helpers import widgets
+from tools.chapters import chapter_notebooks
 from tools.site import explorers
 from tools.site.pipeline import Page, Site
 
@@ -67,7 +68,7 @@ def test_each_grid_builds_its_explorer_as_the_chapter_does():
     """The grid's builder was checked against the notebook's explorer (same first frame, same
     status); the notebook's line is pinned here so that a change to it asks for that check again."""
     cells = {}
-    for path in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+    for path in chapter_notebooks():
         for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
             source = "".join(cell["source"])
             if cell["cell_type"] == "code" and "remove-output" in cell["metadata"].get("tags", []):

@@ -40,6 +40,9 @@ class _App:
     def add_transform(self, transform):
         pass
 
+    def add_search_language(self, language):
+        self.search_languages = [*getattr(self, "search_languages", []), language]
+
 
 def test_setup_registers_one_build_finished_handler_and_the_config_time_parts():
     app = _App()
@@ -56,10 +59,13 @@ def test_setup_registers_one_build_finished_handler_and_the_config_time_parts():
         "source-read",  # the student edition reads a stub for the instructor guide
     ]
     # launch buttons before the student edition, which has the last word on them
-    config_inited = [
-        (handler.__name__, priority) for event, handler, priority in app.connected if event == "config-inited"
-    ]
+    config_inited = sorted(
+        ((handler.__name__, priority) for event, handler, priority in app.connected if event == "config-inited"),
+        key=lambda item: item[1],  # Sphinx runs the handlers of an event by priority
+    )
     assert config_inited[:2] == [("configure_launch_buttons", 100), ("configure_student_edition", 200)]
+    assert ("use_scorer", 500) in config_inited  # the search scorer (tools/site/search.py)
+    assert [language.__name__ for language in app.search_languages] == ["CompoundEnglish"]
     # the exercise numbers are put back before Sphinx numbers (500) and renumbered after it
     numbering_hooks = [(h, p) for e, h, p in app.connected if e == "env-get-updated"]
     assert numbering_hooks == [

@@ -15,8 +15,10 @@ from tools import working_copies
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _solutions import exercise_labels, solution_lines, split_lines  # noqa: E402
 
+from tools.chapters import chapter_notebooks
+
 ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOKS = chapter_notebooks()
 
 
 @pytest.fixture(params=NOTEBOOKS, ids=lambda p: p.stem)

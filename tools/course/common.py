@@ -4,11 +4,12 @@ folders it may write, the pinned requirements and the environment's scripts."""
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+from tools.chapters import chapter_number
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
@@ -18,15 +19,13 @@ MARKER = ".posenc-course"  # written into an output folder: this folder is one t
 #: What the notebooks import (the student branch's and the grading image's requirements).
 RUNTIME = ("numpy", "matplotlib", "ipywidgets", "jax", "jaxlib", "optax", "tqdm")
 
-_CHAPTER = re.compile(r"^(?P<number>\d\d)_")
-
 
 def chapter_of(path: Path) -> int:
-    """``notebooks/04_sine_cosine_pairs.ipynb`` -> 4."""
-    match = _CHAPTER.match(Path(path).name)
-    if match is None:
+    """``notebooks/04_sine_cosine_pairs.ipynb`` -> 4 (:func:`tools.chapters.chapter_number`, required)."""
+    number = chapter_number(Path(path).name)
+    if number is None:
         raise ValueError(f"path must be a chapter notebook named NN_title.ipynb; got {Path(path).name!r}")
-    return int(match.group("number"))
+    return number
 
 
 def assignment_name(path: Path) -> str:
@@ -36,7 +35,7 @@ def assignment_name(path: Path) -> str:
 
 def is_chapter_name(name: str) -> bool:
     """Whether ``name`` (a file name or a page's name) is a chapter's, ``NN_title``."""
-    return _CHAPTER.match(name) is not None
+    return "/" not in name and chapter_number(name) is not None
 
 
 def refuse_foreign(out: Path, force: bool) -> None:

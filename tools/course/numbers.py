@@ -32,12 +32,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tools.chapters import UNNUMBERED_SECTIONS, chapter_notebooks
 from tools.course.common import NOTEBOOKS, ROOT, chapter_of
 from tools.course.myst import EQUATION_LABEL, EXERCISE_HEAD, PRF_DIRECTIVE, cell_source, label_option, options
 from tools.course.record import read_exercises
 
-#: The sections every chapter closes with (AUTHORING.md's anatomy), shown without a number.
-UNNUMBERED_SECTIONS = frozenset({"Exercises", "Key takeaways", "Suggested projects"})
 #: Sphinx's own ``numfig_format``, which ``_config.yml`` may override per kind.
 SPHINX_NUMFIG_FORMAT = {"section": "Section %s", "figure": "Fig. %s", "table": "Table %s", "code-block": "Listing %s"}
 
@@ -252,9 +251,7 @@ def book_targets(
     """Every label of the book's chapters (numbered) and of its other pages (``book/``,
     unnumbered), for references across pages; ``exclude_chapter``'s notebook left out."""
     found: dict[str, Target] = {}
-    files: list[tuple[Path, int | None]] = [
-        (path, chapter_of(path)) for path in sorted(notebooks.glob("[0-9][0-9]_*.ipynb"))
-    ]
+    files: list[tuple[Path, int | None]] = [(path, chapter_of(path)) for path in chapter_notebooks(notebooks)]
     files += [(path, None) for path in sorted(pages.rglob("*.md"))] if pages.is_dir() else []
     for path, chapter in files:
         if chapter is not None and chapter == exclude_chapter:

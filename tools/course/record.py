@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tools.chapters import chapter_notebooks
 from tools.course.common import NOTEBOOKS, ROOT, chapter_of
 from tools.course.myst import (
     EXERCISE_END,
@@ -374,7 +375,7 @@ def graded_shortcuts(folder: Path = NOTEBOOKS) -> dict[str, dict[str, list[str]]
     exercise whose check cell's metadata forbids a helper: what the graded course refuses,
     which the visible check names too (``posenc_helpers.checks._core.passed``)."""
     table: dict[str, dict[str, list[str]]] = {}
-    for path in sorted(folder.glob("[0-9][0-9]_*.ipynb")):
+    for path in chapter_notebooks(folder):
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         for exercise in read_notebook(path).exercises:
             if exercise.check is None or not exercise.forbid:
@@ -398,7 +399,5 @@ def write_graded_shortcuts(folder: Path = NOTEBOOKS, out: Path = SHORTCUTS_PATH)
 def chapters_with_exercises(folder: Path = NOTEBOOKS) -> list[Path]:
     """The chapter notebooks with at least one exercise to grade."""
     return [
-        path
-        for path in sorted(folder.glob("[0-9][0-9]_*.ipynb"))
-        if any(exercise.graded for exercise in read_notebook(path).exercises)
+        path for path in chapter_notebooks(folder) if any(exercise.graded for exercise in read_notebook(path).exercises)
     ]

@@ -39,24 +39,13 @@ collector, priority 500): :func:`restore_sphinx_numbers` at 100,
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 
-_CHAPTER_PAGE = re.compile(r"(?:^|/)(?P<number>\d\d)_[^/]*$")
-
-
-def chapter_number(docname: str) -> int | None:
-    """The number ``NN`` of a chapter page ``notebooks/NN_title``; None for other pages."""
-    match = _CHAPTER_PAGE.search(docname)
-    return int(match.group("number")) if match else None
-
-
-#: The sections every chapter closes with (AUTHORING.md's anatomy), shown without a number.
-UNNUMBERED_SECTIONS = frozenset({"Exercises", "Key takeaways", "Suggested projects"})
+from ..chapters import UNNUMBERED_SECTIONS, chapter_number  # what a chapter is: tools/chapters.py
 
 
 def number_sections(app: Sphinx, env: Any) -> list[str]:
