@@ -2,6 +2,7 @@
 
 import re
 import subprocess
+import sys
 import tarfile
 import tomllib
 import zipfile
@@ -144,3 +145,25 @@ def test_release_check_names_what_a_distribution_lacks(tmp_path):
                 archive.addfile(tarfile.TarInfo(member))
     assert release.dist_problems(tmp_path, version) == [f"{sdist} lacks posenc_helpers-{version}/LICENSE-TEXT"]
     assert f"git tag -a v{version}" in release.next_steps(version)
+
+
+def test_readme_names_every_chapter_by_its_title():
+    """README's table of chapters is every chapter notebook's title, in order (issue 35)."""
+    import json
+
+    from tools.chapters import chapter_notebooks
+
+    readme = (ROOT / "README.md").read_text()
+    listed = re.findall(r"^\| (\d\d) \| (.+) \|$", readme, flags=re.M)
+    titles = []
+    for path in chapter_notebooks():
+        first = "".join(json.loads(path.read_text())["cells"][0]["source"]).splitlines()[0]
+        titles.append((path.name[:2], first.removeprefix("# ")))
+    assert listed == titles
+
+
+def test_readme_names_both_command_lines():
+    readme = (ROOT / "README.md").read_text()
+    for module in ("posenc_helpers.configs", "posenc_helpers.conformance"):
+        assert f"python -m {module}" in readme
+        assert subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True).returncode == 0
