@@ -12,6 +12,7 @@ module                      what it is for
 ==========================  ==============================================================
 :mod:`.guard`               no build from notebooks with errors, stderr or stale outputs
 :mod:`.numbering`           chapters, sections, figures and exercises numbered by chapter
+:mod:`.numref_cache`        each page's doctree read once for all numbered references
 :mod:`.math`                formulas typeset at build time (MathJax 3 in Node.js)
 :mod:`.accessibility`       WCAG 2.1 AA repairs of the theme's HTML, CSS and JS
 :mod:`.layout`              phones, paper, and nothing moving while a page loads
@@ -50,6 +51,7 @@ from . import (
     layout,
     math,
     numbering,
+    numref_cache,
     scripts,
     search,
     student,
@@ -95,6 +97,7 @@ FINAL_STEPS: tuple[SiteStep, ...] = (
 
 def finish_site(app: Sphinx, exception: Exception | None) -> None:
     """``build-finished``: the chain (:data:`SITE_STEPS`, :data:`PAGE_STEPS`, :data:`FINAL_STEPS`)."""
+    numref_cache.forget_doctrees(app, exception)  # every reference is resolved by now
     if exception is not None or app.builder.format != "html":
         return
     site = read_site(Path(app.outdir), Path(app.doctreedir), app.config)
@@ -120,8 +123,11 @@ def setup(app: Sphinx) -> dict[str, object]:
     app.connect("config-inited", student.configure_student_edition, priority=200)
     app.connect("config-inited", math.require_node)
     app.connect("config-inited", version.configure_version)
-    # builder-inited: the notebooks are clean. source-read: the student edition's guide.
+    # builder-inited: the notebooks are clean; the explorers' missing frames start drawing on
+    # the other core. source-read: the student edition's guide.
     app.connect("builder-inited", guard.refuse_unclean_notebooks)
+    app.connect("builder-inited", explorers.start_drawing, priority=900)
+    app.connect("builder-inited", numref_cache.cache_numref_doctrees)
     app.connect("source-read", student.replace_instructor_guide)
     # env-get-updated: around Sphinx's own numbering (the toctree collector, priority 500).
     app.connect("env-get-updated", numbering.restore_sphinx_numbers, priority=100)

@@ -42,13 +42,14 @@ import re
 import shutil
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from itertools import product
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ..chapters import chapter_notebooks
 from .images import WEBP_OPTIONS
 from .pipeline import Page, Site
 
@@ -480,6 +481,44 @@ def draw_missing(todo: Mapping[str, Path]) -> None:
             done.result()
 
 
+#: The frames being drawn while Sphinx reads and writes the pages (see :func:`start_drawing`).
+_EARLY: list[Future[None]] = []
+
+
+def notebook_explorers(notebooks: Sequence[Path]) -> dict[str, str]:
+    """``{page stem: explorer class}`` of every chapter notebook whose cells import an explorer."""
+    found = {}
+    for path in notebooks:
+        for cell in json.loads(Path(path).read_text(encoding="utf-8"))["cells"]:
+            match = _IMPORT.search("".join(cell["source"])) if cell["cell_type"] == "code" else None
+            if match and match.group(1) in GRIDS:
+                found[Path(path).stem] = match.group(1)
+                break
+    return found
+
+
+def start_drawing(app: Any) -> None:
+    """``builder-inited``: draw the frames no cache holds yet, on one worker process, while
+    Sphinx reads and writes the pages on the other core; :func:`render_explorer_frames`
+    waits for them at the end (and draws whatever is still missing)."""
+    stems = notebook_explorers(chapter_notebooks(Path(app.srcdir) / "notebooks"))
+    todo = {name: CACHE / f"{stem}-{grid_digest(name, GRIDS[name])}" for stem, name in stems.items()}
+    todo = {name: cache for name, cache in todo.items() if not (cache / "manifest.json").is_file()}
+    if not todo or WORKERS < 2:
+        return
+    CACHE.mkdir(parents=True, exist_ok=True)
+    methods = multiprocessing.get_all_start_methods()
+    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork" if "fork" in methods else None))
+    order = sorted(todo, key=lambda name: -len(GRIDS[name].settings))
+    _EARLY.extend(pool.submit(_draw, name, str(todo[name])) for name in order)
+    pool.shutdown(wait=False)
+
+
+def _wait_for_early_drawing() -> None:
+    while _EARLY:
+        _EARLY.pop().result()
+
+
 def render_explorer_frames(site: Site) -> None:
     """Site step: every chapter page's explorer rendered on its grid (cached per grid, see :data:`CACHE`)."""
     out = site.static / "explorers"
@@ -494,8 +533,11 @@ def render_explorer_frames(site: Site) -> None:
             site.notes.append(f"explorer {name} on {path.name} has no web grid (tools/site/explorers.py): static only")
             continue
         found[path] = (name, CACHE / f"{path.stem}-{grid_digest(name, grid)}")
+    early = len(_EARLY)
+    _wait_for_early_drawing()
     todo = {name: cache for name, cache in found.values() if not (cache / "manifest.json").is_file()}
     draw_missing(todo)
+    todo_count = early + len(todo)
     chapters: dict[str, dict[str, Any]] = {}
     for path, (_, cache) in found.items():
         stem = path.stem
@@ -514,7 +556,7 @@ def render_explorer_frames(site: Site) -> None:
     if chapters:
         site.notes.append(
             f"explorers: {sum(len(m['frames']) for m in chapters.values())} frames on {len(chapters)} pages"
-            f" ({len(todo)} drawn, {len(chapters) - len(todo)} from the cache)"
+            f" ({todo_count} drawn, {len(chapters) - todo_count} from the cache)"
         )
 
 
