@@ -21,7 +21,7 @@ from PIL import Image
 
 from posenc_helpers import widgets
 from tools.chapters import chapter_notebooks
-from tools.site import explorers
+from tools.site import explorer_player, explorers
 from tools.site.pipeline import Page, Site
 
 REPO = Path(__file__).resolve().parents[2]
@@ -169,7 +169,7 @@ def test_a_grid_must_name_real_controls_and_include_the_chapters_setting(tmp_pat
 
 
 def test_the_player_has_a_labelled_range_per_control_a_live_status_and_a_lazy_sized_frame():
-    player = explorers.player_html(MANIFEST, "../_static/explorers/04_sine_cosine_pairs/")
+    player = explorer_player.player_html(MANIFEST, "../_static/explorers/04_sine_cosine_pairs/")
     assert '<label for="explorer-04_sine_cosine_pairs-base">base</label>' in player
     assert (
         '<input type="range" id="explorer-04_sine_cosine_pairs-base" min="0" max="1" step="1" value="1" '
@@ -207,9 +207,9 @@ def test_the_player_has_a_labelled_range_per_control_a_live_status_and_a_lazy_si
 def test_the_player_goes_after_the_explorer_cell_with_its_assets_and_no_script_fallback(tmp_path):
     site = Site(outdir=tmp_path, doctreedir=tmp_path / "doctrees", config=None, pages={})
     page = Page(tmp_path / "notebooks" / "04_sine_cosine_pairs.html", site)
-    assert explorers.insert_players(PAGE, page) == PAGE  # no frames for this page
+    assert explorer_player.insert_players(PAGE, page) == PAGE  # no frames for this page
     site.explorers = {"04_sine_cosine_pairs.html": MANIFEST}
-    text = explorers.insert_players(PAGE, page)
+    text = explorer_player.insert_players(PAGE, page)
     head, body = text.split("</head>")
     assert head.endswith(
         '<link rel="stylesheet" href="../_static/explorer.css">'
@@ -218,7 +218,7 @@ def test_the_player_goes_after_the_explorer_cell_with_its_assets_and_no_script_f
     )
     assert body.index(CELL) + len(CELL) < body.index('<section class="posenc-player"') < body.index("<p>after</p>")
     other = Page(tmp_path / "notebooks" / "05_rotation_proof.html", site)
-    assert explorers.insert_players(PAGE, other) == PAGE
+    assert explorer_player.insert_players(PAGE, other) == PAGE
 
 
 def test_the_site_step_renders_caches_and_refuses_a_chapter_over_the_budget(tmp_path, monkeypatch):

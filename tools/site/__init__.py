@@ -19,6 +19,8 @@ module                      what it is for
 :mod:`.icons`               Font Awesome cut to the icons the site draws
 :mod:`.images`              figures as WebP, sized before they arrive
 :mod:`.explorers`           every chapter's explorer on the website, frames drawn by its Python
+:mod:`.explorer_grids`      the settings each explorer is drawn at (one grid per explorer)
+:mod:`.explorer_player`     the web player of an explorer's frames, after its cell
 :mod:`.head`                one viewport tag, plain descriptions, the titled root redirect
 :mod:`.unused`              source maps and TrueType fonts removed
 :mod:`.launch`              launch buttons from ``repository.url``
@@ -42,6 +44,7 @@ from sphinx.util import logging
 
 from . import (
     accessibility,
+    explorer_player,
     explorers,
     guard,
     head,
@@ -77,7 +80,7 @@ SITE_STEPS: tuple[SiteStep, ...] = (
 PAGE_STEPS: tuple[PageStep, ...] = (
     math.typeset_page,  # TeX -> CommonHTML + MathML; the formula stylesheet and font preloads
     layout.zero_font_early,  # MathJax's zero-size font from the page, before the first layout
-    explorers.insert_players,  # the explorer's web player after its cell (repaired with the page)
+    explorer_player.insert_players,  # the explorer's web player after its cell (repaired with the page)
     text_step(layout.scroll_sidebar_early),  # the sidebar's scroll before the first paint
     text_step(accessibility.repair),  # names, unique ids, roles
     text_step(icons.drop_font_awesome_script),  # no all.min.js, one font preload
