@@ -50,81 +50,14 @@ import subprocess
 import sys
 import tempfile
 import time
-import tracemalloc
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 
+from benchmarks.common import BUDGETS, DEFAULT_SKIP, ROOT, SECTIONS, Row, median_time, peak_temporary
+from benchmarks.lab import bench_lab, bench_lab_pattern
 from tools.chapters import chapter_notebooks
-
-ROOT = Path(__file__).resolve().parents[1]
-
-BUDGETS = {
-    "chapter_seconds": 20.0,
-    "chapter_mib": 500.0,
-    "all_chapters_seconds": 90.0,  # chapters 01-10
-    "lab_chapter_seconds": 150.0,  # chapter 11, the training lab
-    "lab_chapter_mib": 1536.0,
-    "lab_model_seconds": 20.0,  # one live model: 250 steps
-    "helper_ratio": 1.3,
-    # The readable formula is the bare-numpy bound, which is itself only 70-180 times
-    # faster than a per-element loop, depending on the machine and the operation.
-    "loop_speedup": 50.0,
-    "temporary_memory": 2.0,
-    "widget_median_ms": 50.0,
-    "widget_worst_ms": 100.0,
-}
-SECTIONS = ("chapters", "book", "site", "helpers", "explorers", "lab", "lab-pattern", "grading")
-DEFAULT_SKIP = {"lab-pattern"}  # minutes of training: run it with --only lab-pattern
-
-
-@dataclass
-class Row:
-    section: str
-    item: str
-    measured: float
-    unit: str
-    budget: float | None  # None: reported, not budgeted
-    higher_is_better: bool = False
-
-    @property
-    def ok(self) -> bool | None:
-        if self.budget is None:
-            return None
-        return self.measured >= self.budget if self.higher_is_better else self.measured <= self.budget
-
-    def line(self) -> str:
-        mark = {True: "pass", False: "FAIL", None: ""}[self.ok]
-        budget = "" if self.budget is None else ("≥ " if self.higher_is_better else "≤ ") + _fmt(self.budget)
-        return f"  {self.item:<58} {_fmt(self.measured):>9} {self.unit:<4} {budget:>10}  {mark}"
-
-
-def _fmt(value: float) -> str:
-    return f"{value:.2f}" if abs(value) < 10 else f"{value:.0f}" if abs(value) >= 100 else f"{value:.1f}"
-
-
-def _median_time(fn: Callable[[], object], repeats: int) -> float:
-    """Median wall time in seconds of ``repeats`` calls after one warm-up call."""
-    fn()
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
-
-
-def _peak_temporary(fn: Callable[[], np.ndarray]) -> float:
-    """Peak memory allocated during ``fn()`` beyond its output, as a multiple of the output size."""
-    tracemalloc.start()
-    try:
-        out = fn()
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    return (peak - out.nbytes) / out.nbytes
 
 
 # ----------------------------------------------------------------------------- chapters
@@ -288,9 +221,9 @@ def bench_helpers() -> list[Row]:
     ]
     for name, helper, bare, loop, scale in cases:
         np.testing.assert_allclose(helper(), bare(), atol=1e-5)  # the bound computes the same thing
-        helper_s = _median_time(helper, 7)
-        bare_s = _median_time(bare, 7)
-        loop_s = _median_time(loop, 2) * scale
+        helper_s = median_time(helper, 7)
+        bare_s = median_time(bare, 7)
+        loop_s = median_time(loop, 2) * scale
         rows += [
             Row("helpers", f"{name}: time", helper_s * 1e3, "ms", None),
             Row(
@@ -311,7 +244,7 @@ def bench_helpers() -> list[Row]:
             Row(
                 "helpers",
                 f"{name}: peak temporary ÷ output size",
-                _peak_temporary(helper),
+                peak_temporary(helper),
                 "×",
                 BUDGETS["temporary_memory"],
             ),
@@ -367,124 +300,6 @@ def bench_explorers() -> list[Row]:
                 BUDGETS["widget_worst_ms"],
             )
         )
-    return rows
-
-
-# ----------------------------------------------------------------------------- the training lab
-def _matmul_gflops() -> float:
-    """float32 GFLOP/s of a 2048 x 2048 matrix product in JAX on this CPU (its practical peak)."""
-    import jax
-    import jax.numpy as jnp
-
-    a = jnp.ones((2048, 2048), jnp.float32)
-    product = jax.jit(lambda x: x @ x)
-    seconds = _median_time(lambda: product(a).block_until_ready(), 5)
-    return 2 * 2048**3 / seconds / 1e9
-
-
-def bench_lab() -> list[Row]:
-    """Chapter 11's live models: seconds per model, training throughput against a large
-    matrix product timed in the same run, and the time ``make record-lab`` took (from the record)."""
-    from posenc_helpers.lab import METHODS, PROTOCOL, ModelConfig, train, train_step_flops
-    from posenc_helpers.measured import trained_extrapolation
-
-    p = PROTOCOL
-    settings = dict(
-        train_len=p.train_len, steps=p.live_budget, batch_size=p.batch_size, learning_rate=p.learning_rate,
-        warmup=p.warmup, progress=False,
-    )  # fmt: skip
-    train("rope", **(settings | {"steps": 2, "warmup": 1}))  # compile once, as the chapter's first model does
-    rows, rates = [], []
-    for method in METHODS:
-        model = train(method, **settings)
-        rows.append(
-            Row(
-                "lab",
-                f"train one {method} model ({p.live_budget} steps of {p.batch_size} x {p.train_len})",
-                model.seconds,
-                "s",
-                BUDGETS["lab_model_seconds"],
-            )
-        )
-        rates.append(p.live_budget / model.seconds)
-    steps_per_second = statistics.median(rates)
-    achieved = train_step_flops(ModelConfig(), p.batch_size, p.train_len) * steps_per_second / 1e9
-    peak = _matmul_gflops()
-    record = trained_extrapolation()
-    rows += [
-        Row("lab", "training steps per second (median over the methods)", steps_per_second, "/s", None),
-        Row("lab", "model FLOP rate (matrix products only)", achieved, "GF/s", None),
-        Row("lab", "2048 x 2048 float32 matrix product, same run", peak, "GF/s", None),
-        Row("lab", "model FLOP rate / matrix-product rate", achieved / peak, "×", None),
-    ]
-    # A record written by a rerun read its trained models back from the store: its total
-    # is then not the time of the whole experiment, and gets no budget.
-    trained = sum(record["training_seconds"].values())
-    rerun = record["seconds"]["text training"] < 0.25 * trained
-    rows += [
-        Row(
-            "lab",
-            "make record-lab, as recorded (minutes" + ("; a rerun from stored runs)" if rerun else ")"),
-            record["seconds"]["total"] / 60,
-            "min",
-            None if rerun else 60.0,
-        ),
-        Row(
-            "lab",
-            "training time of the recorded text models, summed over 18 trained two at a time (minutes)",
-            trained / 60,
-            "min",
-            None,
-        ),
-    ]
-    rows += [
-        Row("lab", f"make record-lab: {part} (minutes)", seconds / 60, "min", None)
-        for part, seconds in record["seconds"].items()
-        if part != "total"
-    ]
-    return rows
-
-
-def bench_lab_pattern() -> list[Row]:
-    """Chapter 11's verdicts at a training length, seed and budget the chapter does not use
-    (L = 48, seed 7, twice the largest budget): for each method, 1 when this run's rises
-    agree with the recorded verdict ("rises": above the margin at some length by more than
-    three standard errors; "flat": within the margin, widened by three standard errors, at
-    every length). About 15 minutes: python -m benchmarks.bench --only lab-pattern."""
-    from posenc_helpers.lab import METHODS, PROTOCOL, length_losses, summarise_text, train_many, two_at_a_time
-    from posenc_helpers.measured import trained_extrapolation
-
-    p = PROTOCOL
-    train_len, seed, steps = 48, 7, 2 * p.largest
-    verdicts = trained_extrapolation()["verdicts"]
-    models = train_many(
-        METHODS, [seed], train_len=train_len, steps=steps, batch_size=p.batch_size, learning_rate=p.learning_rate,
-        warmup=p.warmup, progress=False,
-    )  # fmt: skip
-    lengths = [m * train_len for m in (1, 2, 4, 8, 16)]
-    summaries = dict(
-        zip(
-            METHODS,
-            two_at_a_time(
-                lambda m: summarise_text(length_losses(models[(m, seed)], lengths, seed=seed, windows=p.windows)),
-                METHODS,
-            ),
-            strict=True,
-        )  # fmt: skip
-    )
-    rows = []
-    label = f"L = {train_len}, seed {seed}, {steps} steps"
-    for method, summary in summaries.items():
-        rise, se = np.array(summary["rise"][1:]), np.array(summary["rise_se"][1:])
-        if verdicts[method] == "rises":
-            holds = bool((rise - 3 * se > p.margin).any())
-        elif verdicts[method] == "flat":
-            holds = bool((np.abs(rise) < p.margin + 3 * se).all())
-        else:
-            holds = True
-        rows.append(Row("lab-pattern", f"{label}: {method} {verdicts[method]}", float(holds), "", 1.0,
-                        higher_is_better=True))  # fmt: skip
-        rows.append(Row("lab-pattern", f"{label}: {method} rise at 2x", rise[0], "nats", None))
     return rows
 
 
