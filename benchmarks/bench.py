@@ -31,7 +31,7 @@ that costs and prints every figure beside its budget with a pass/fail mark:
 
 The table is printed and written to ``_build/bench.json``. The exit status is
 1 when a budget is missed. Timings are wall clock on whatever machine runs
-this; ``benchmarks/README.md`` records a run and the machine it was taken on.
+this; ``benchmarks/README.md`` keeps each budget with its latest value, date and machine.
 
 Usage::
 

@@ -9,6 +9,8 @@ files, deterministic (no dates, fixed SVG ids):
   (``html.favicon``) and copied to the root of the site with everything in
   ``book/site_root`` (``html_extra_path``), where browsers and other tools look
   for it by themselves.
+
+The browser suite fails on a page without a favicon or a site without ``/favicon.ico``.
 """
 
 from __future__ import annotations

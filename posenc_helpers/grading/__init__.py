@@ -29,7 +29,8 @@ module                                         what it does
 =============================================  =============================================
 
 Importing this package imports none of them; nbgrader and otter are imported only by
-their own modules.
+their own modules. Grading lives in the package, not in ``tools/course``, because a
+grading environment (Gradescope's included) installs only the package.
 """
 
 __all__: list[str] = []

@@ -6,8 +6,8 @@ about 0.66 MB, 3.36 MB unpacked) with the licence it is distributed under. The
 lab reads that snapshot, never the local installation, so the training and
 held-out bytes are the same on every machine and every Python version; the
 snapshot's SHA-256 is checked when it is read. Every fifth file, in sorted
-order, is held out: the models never see a byte of it during training, and all
-evaluation happens there.
+order, is held out (2.7 MB to train on, 0.63 MB held out): the models never see a
+byte of it during training, and all evaluation happens there.
 
 The Python standard library is distributed under the Python Software Foundation
 License Version 2 (PSF-2.0); its text is ``LICENSE.txt`` inside the snapshot

@@ -16,6 +16,13 @@ the model calls *hooks*:
 :func:`position_hooks` builds the hooks with the book's own helpers, in numpy;
 :func:`forward` is the whole model. A method's unused hooks are neutral (zeros,
 a rotation by 0), so one compiled function serves all six methods.
+
+Two choices are for speed on a CPU, with the same numbers: the MLP uses ReLU, as the
+original Transformer did, rather than GELU (on the reference CPU the tanh-GELU took
+about 40 % of a training step), and the token embedding is a product with one-hot rows
+rather than an indexed lookup (its gradient is then a matrix product, not a scatter).
+``make bench`` reports the training throughput as a fraction of a 2048² float32 matrix
+product timed in the same run.
 """
 
 from __future__ import annotations

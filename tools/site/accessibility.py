@@ -1,7 +1,13 @@
 """Repairs of what the theme and extensions write that fails WCAG 2.1 AA.
 
-The browser suite runs axe-core on every page (tests/browser). What it found in the
-HTML that Jupyter Book 1 writes is fixed here, once, after the build (the page step :func:`repair`):
+The browser suite runs axe-core (WCAG 2.1 A and AA) on every page
+(``tests/browser/test_accessibility.py``), in light and in dark mode, each as loaded and
+again with every fold open; the test injects axe-core, the site never loads it.
+axe-core no longer reports an ``id`` used twice (WCAG 2.2 retired 4.1.1), so
+``tests/browser/test_site.py`` fails any page that repeats one. Every visible control,
+focused in turn as after a Tab, must draw a focus ring (WCAG 2.4.7), and a Tab walk of
+chapter 05 checks the order. What the suite found in the HTML that Jupyter Book 1 writes
+is fixed here, once, after the build (the page step :func:`repair`):
 
 - a ``<summary>`` whose ``aria-label`` ("Toggle hidden content") hides its visible
   text ("Show code cell source") loses the label, so its name is what it says;

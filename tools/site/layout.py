@@ -29,6 +29,8 @@
   descent, and when it arrives subscripts, fractions and the lines that hold them
   move by about 6 px (chapter 01, in issue 38: 724 ms after the first paint). A font
   made from bytes (``new FontFace(family, bytes)``) is ready before the body is laid out.
+  A late font shows only on a loaded machine: to check this, keep the other core busy
+  (``python -c "while True: pass" &``) while the browser suite's layout tests run.
 """
 
 from __future__ import annotations

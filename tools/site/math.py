@@ -14,6 +14,10 @@ CommonHTML output:
   fonts (``_static/mathjax-fonts/``), nothing else of MathJax; the fonts of styles no
   formula uses (calligraphic, Fraktur, ...) are removed once the pages are written.
 
+MathJax rather than KaTeX: the chapters use MathJax's TeX (``\\label``/``\\eqref``,
+``aligned``, macros) unchanged, and MathJax writes the assistive MathML itself. An
+unknown macro or a TeX error fails the build (``tools/node/render.cjs``).
+
 Node.js and ``npm ci`` in ``tools/node`` (``make setup`` runs it) are required: without
 them the build stops with a message saying what to install.
 """
