@@ -3,9 +3,11 @@
 Set the environment variable ``POSENC_LAB_CACHE`` to a folder, and every training
 run (:func:`~posenc_helpers.lab.train` and :func:`~posenc_helpers.lab.fine_tune`)
 keeps its result there, keyed by everything that result depends on: the initial
-weights, the position hooks, the method, sizes, data settings and seed, the source
-of the lab's training code (corpus, model, tasks, training and this module) and the
-versions of Python, numpy, JAX, jaxlib and optax. A run whose key is already there
+weights, the position hooks, the method, sizes, data settings and seed, the code of
+the lab's training path read by meaning (corpus, model, tasks, training, the optimiser,
+this module and the numerics they import; docstrings and comments do not count:
+:mod:`posenc_helpers.lab.fingerprint`) and the versions of Python, numpy, JAX, jaxlib
+and optax. A run whose key is already there
 is read back instead of trained, with the same weights, losses
 and recorded training time. Unset (the default), nothing is stored or read.
 
