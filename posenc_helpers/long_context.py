@@ -20,7 +20,7 @@ strings of Hugging Face ``transformers`` configs where one exists.
     pairs that turn many times within the original context keep their
     frequency, pairs that turn less than once are interpolated by ``s``, with a
     linear ramp over the pair index in between; logits are scaled by
-    ``0.1 * ln(s) + 1``.
+    ``0.1 * ln(s) + 1`` (DeepSeek's ``mscale`` keys: a ratio of two such terms).
 ``"llama3"``  (Llama 3.1, Grattafiori et al. 2024)
     the same idea with the bands set by wavelength: pairs whose wavelength is
     shorter than ``L / high_freq_factor`` are kept, pairs longer than
@@ -62,6 +62,7 @@ from ._validation import (
     require_even_width,
     require_finite,
     require_positive_real,
+    require_real,
 )
 from .partial_rotary import proportional_frequencies
 from .sinusoidal import geometric_frequencies
@@ -89,8 +90,14 @@ def _yarn_correction_dim(rotations: float, head_dim: int, base: float, original_
     return head_dim * math.log(original_max_len / (rotations * 2.0 * math.pi)) / (2.0 * math.log(base))
 
 
-def _yarn_attention_factor(factor: float) -> float:
-    return 1.0 if factor <= 1.0 else 0.1 * math.log(factor) + 1.0
+def _yarn_mscale(factor: float, mscale: float = 1.0) -> float:  # transformers' get_mscale(scale, mscale)
+    return 1.0 if factor <= 1.0 else 0.1 * mscale * math.log(factor) + 1.0
+
+
+def _yarn_attention_factor(factor: float, mscale: float | None, mscale_all_dim: float | None) -> float:
+    if mscale and mscale_all_dim:  # both given and non-zero: transformers tests them by truthiness
+        return _yarn_mscale(factor, mscale) / _yarn_mscale(factor, mscale_all_dim)
+    return _yarn_mscale(factor)
 
 
 def _require_pair_factors(values: Any, name: str, pairs: int) -> np.ndarray:
@@ -173,6 +180,15 @@ def _require_partial_rotary_factor(method: str, value: Any) -> float | None:
     return value
 
 
+def _require_mscale(method: str, value: Any, name: str) -> float | None:
+    """A DeepSeek-style YaRN key: ``"yarn"`` only, a finite real ``>= 0`` (0 switches the ratio off, as in HF)."""
+    if value is not None and method != "yarn":
+        raise ValueError(f"{name} applies only to method='yarn', got {name}={value!r} with method={method!r}")
+    if value is not None and require_real(value, name) < 0:
+        raise ValueError(f"{name} must be a finite real number >= 0 (0 leaves it out), got {value!r}")
+    return None if value is None else float(value)
+
+
 def _longrope_attention_factor(factor: float, original_max_len: int) -> float:
     return 1.0 if factor <= 1.0 else math.sqrt(1.0 + math.log(factor) / math.log(original_max_len))
 
@@ -194,6 +210,8 @@ def scaled_rope_frequencies(
     long_factor: ArrayLike | None = None,
     attention_factor: float | None = None,
     partial_rotary_factor: float | None = None,
+    mscale: float | None = None,
+    mscale_all_dim: float | None = None,
 ) -> tuple[np.ndarray, float]:
     """RoPE frequencies rescaled for a context ``factor`` times longer, or proportional (p-RoPE).
 
@@ -244,11 +262,14 @@ def scaled_rope_frequencies(
         ``head_dim // 2`` of each; pair ``i``'s frequency is divided by its factor.
     attention_factor : float, optional
         For ``"yarn"`` and ``"longrope"``: the logit scale to use instead of the
-        method's default formula, ``> 0``.
+        method's default formula, ``> 0``; for ``"yarn"`` it wins over ``mscale``.
     partial_rotary_factor : float, optional
         ``"proportional"`` only: the share of the ``head_dim // 2`` pairs that
         turn, in ``(0, 1]`` (default 1, plain RoPE). Gemma 4's global layers use
         0.25 with ``head_dim`` 512: 64 of 256 pairs turn.
+    mscale, mscale_all_dim : float, optional
+        ``"yarn"`` only, finite reals ``>= 0``: DeepSeek-V2/V3's keys, which
+        change the attention factor when both are non-zero (Notes).
 
     Returns
     -------
@@ -261,8 +282,9 @@ def scaled_rope_frequencies(
     attention_factor : float
         ``1.0`` for ``"linear"``, ``"ntk"``, ``"dynamic"``, ``"llama3"`` and
         ``"proportional"``;
-        ``0.1 * ln(s) + 1`` for ``"yarn"`` and ``sqrt(1 + ln(s) / ln(L))`` for
-        ``"longrope"`` when ``s > 1`` (1.0 when ``s <= 1``), unless given.
+        ``0.1 * ln(s) + 1`` for ``"yarn"`` (but see ``mscale``) and
+        ``sqrt(1 + ln(s) / ln(L))`` for ``"longrope"`` when ``s > 1`` (1.0 when
+        ``s <= 1``), unless given.
 
     Raises
     ------
@@ -272,8 +294,9 @@ def scaled_rope_frequencies(
         a ``factor`` that is not ``> 0``, ``beta_fast <= beta_slow``,
         ``high_freq_factor <= low_freq_factor``, pair factors of the wrong
         length or not ``> 0``, an ``attention_factor`` for a method that has
-        none, or a ``partial_rotary_factor`` outside ``(0, 1]`` or given to a
-        method other than ``"proportional"``.
+        none, a ``partial_rotary_factor`` outside ``(0, 1]`` or given to a
+        method other than ``"proportional"``, or ``mscale`` or ``mscale_all_dim``
+        not ``>= 0`` or given to a method other than ``"yarn"``.
 
     Notes
     -----
@@ -293,6 +316,16 @@ def scaled_rope_frequencies(
     ``[0, head_dim - 1]``; the ramp ``clip((i - low) / (high - low), 0, 1)``
     over the pair index ``i`` blends the original frequency (ramp 0) into the
     interpolated one (ramp 1).
+
+    YaRN's ``mscale`` and ``mscale_all_dim`` act as in transformers (ref. 8): with no
+    ``attention_factor``, if both are non-zero the factor is ``g(mscale) /
+    g(mscale_all_dim)`` with ``g(m) = 0.1 * m * ln(s) + 1`` (1 for ``s <= 1``),
+    else ``g(1)``. Equal keys give exactly 1.0 (DeepSeek-V3: 1 and 1); one
+    absent or 0 leaves ``0.1 * ln(s) + 1`` (``mscale=0.707`` alone is ignored).
+    Whether equal keys *should* give 1.0 is contested (DeepSeek's attention also
+    scales its softmax by ``g(mscale_all_dim)**2``, not returned here: see
+    :func:`~posenc_helpers.describe`; exllamav3 issue #259 (ref. 9) reports the
+    opposite symptom): this function computes it as transformers computes it.
 
     Llama 3 blends with ``smooth = (L / lambda_i - low) / (high - low)``:
     ``theta'_i = (1 - smooth) * theta_i / s + smooth * theta_i`` for
@@ -319,6 +352,11 @@ def scaled_rope_frequencies(
     .. [7] F. Barbero, A. Vitvitskyi, C. Perivolaropoulos, R. Pascanu,
        P. Veličković, "Round and Round We Go! What makes Rotary Positional
        Encodings useful?", ICLR 2025 (arXiv:2410.06205): p-RoPE.
+    .. [8] huggingface/transformers, ``src/transformers/modeling_rope_utils.py``
+       (``_compute_yarn_parameters``), read in the forks zucchini-nlp/transformers
+       at 26892c16b782513fdf938920653228ef63a19d7d and cyyever/transformers at
+       89539b0672a0cdc52b29f9ea6f1554a179195e40 (the same mscale code).
+    .. [9] turboderp-org/exllamav3, issue #259 (2026).
 
     Examples
     --------
@@ -334,6 +372,11 @@ def scaled_rope_frequencies(
     ...     128, method="yarn", factor=16.0, original_max_len=4096)
     >>> round(attn, 4)
     1.2773
+
+    DeepSeek-V3's keys give exactly 1:
+
+    >>> scaled_rope_frequencies(64, method="yarn", factor=40.0, original_max_len=4096, mscale=1, mscale_all_dim=1)[1]
+    1.0
 
     Llama 3.1: the fastest pair is kept, the slowest divided by 8.
 
@@ -390,6 +433,8 @@ def scaled_rope_frequencies(
     long = None if long_factor is None else _require_pair_factors(long_factor, "long_factor", pairs)
     attention_factor = _require_attention_factor(method, attention_factor, factor, original_max_len)
     partial_rotary_factor = _require_partial_rotary_factor(method, partial_rotary_factor)
+    mscale = _require_mscale(method, mscale, "mscale")
+    mscale_all_dim = _require_mscale(method, mscale_all_dim, "mscale_all_dim")
 
     if method == "proportional":
         share = 1.0 if partial_rotary_factor is None else partial_rotary_factor
@@ -410,7 +455,9 @@ def scaled_rope_frequencies(
     if method == "yarn":
         assert factor is not None
         inv_freq = _yarn(original, head_dim, base, factor, original_max_len, beta_fast, beta_slow, bool(truncate))
-        return inv_freq, _yarn_attention_factor(factor) if attention_factor is None else attention_factor
+        if attention_factor is None:
+            attention_factor = _yarn_attention_factor(factor, mscale, mscale_all_dim)
+        return inv_freq, attention_factor
     if method == "llama3":
         assert factor is not None and low_freq_factor is not None and high_freq_factor is not None
         return _llama3(original, factor, original_max_len, low_freq_factor, high_freq_factor), 1.0
