@@ -182,15 +182,16 @@ def _geometric_law(
     if np.max(np.abs(np.log(observed) - (slope * index + intercept))) > 1e-3 or slope >= 0:
         return None
     law_base = float(np.exp(-slope * meant.width / 2.0))
+    # A width the spec names first: p-RoPE over half the head, divided by that half, looks like base**2 too.
+    for width, name in meant.other_widths.items():
+        if _close(law_base, meant.base ** (meant.width / width), 2e-3):
+            note = f"the exponent divides by {name} = {width} where {meant.width} is meant"
+            return [Evidence(probe, note, bug="model-dim-denominator", **where)]
     if _close(law_base, meant.base**2, 2e-3):
         note = (
             "the frequencies fall twice as fast: the exponent holds the dimension index 2k where k is meant "
             "(a base of base**2 would give the same numbers)"
         )
         return [Evidence(probe, note, bug="dimension-index-exponent", **where)]
-    for width, name in meant.other_widths.items():
-        if _close(law_base, meant.base ** (meant.width / width), 2e-3):
-            note = f"the exponent divides by {name} = {width} where {meant.width} is meant"
-            return [Evidence(probe, note, bug="model-dim-denominator", **where)]
     note = f"the frequencies follow base {law_base:.6g} where {meant.base:.6g} is meant"
     return [Evidence(probe, note, bug="base", **where)]

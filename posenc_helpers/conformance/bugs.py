@@ -13,6 +13,7 @@ __all__ = [
     "BUGS_BY_KIND",
     "EXPLAINED_IN",
     "EXPLAINED_IN_BY_KIND",
+    "EXPLAINED_IN_BY_VARIANT",
     "FORMULA_SECTION",
     "describe",
     "explained_in",
@@ -150,6 +151,20 @@ EXPLAINED_IN_BY_KIND: dict[tuple[str, str], tuple[str, str, str]] = {
     ),
 }
 
+_PROPORTIONAL = (
+    "13_positions_in_2026",
+    "positions-2026-proportional",
+    "Proportional p-RoPE against ordinary partial rotary",
+)
+
+#: (bug, variant) -> the section that explains it when the spec asks for that variant: the scaling's
+#: method (``"proportional"``: p-RoPE), where the difference lies; it takes precedence over the kind's.
+EXPLAINED_IN_BY_VARIANT: dict[tuple[str, str], tuple[str, str, str]] = {
+    ("rotary-width", "proportional"): _PROPORTIONAL,
+    ("model-dim-denominator", "proportional"): _PROPORTIONAL,
+    ("pass-through-changed", "proportional"): _PROPORTIONAL,
+}
+
 #: kind -> the section that holds the right formula, for a difference no named bug explains.
 FORMULA_SECTION: dict[str, tuple[str, str, str]] = {
     "rope": ("07_rope", "rope-rotation-relative-score", "The rotation and the relative score"),
@@ -230,7 +245,7 @@ def formula_section(kind: str) -> str:
     return _section_line(FORMULA_SECTION[kind])
 
 
-def explained_in(bug: str, kind: str | None = None) -> str:
+def explained_in(bug: str, kind: str | None = None, variant: str | None = None) -> str:
     """Where the book explains ``bug``: chapter, section title and page anchor, in one line.
 
     Parameters
@@ -240,6 +255,10 @@ def explained_in(bug: str, kind: str | None = None) -> str:
     kind : str, optional
         The kind of code diagnosed: a sinusoidal table's layout is explained in
         chapter 04, RoPE's in chapter 07.
+    variant : str, optional
+        The spec's rescaling method, where it moves the explanation
+        (``EXPLAINED_IN_BY_VARIANT``: p-RoPE's rotated pairs are explained
+        in chapter 13, ordinary partial rotary's in chapter 12).
 
     Returns
     -------
@@ -256,6 +275,11 @@ def explained_in(bug: str, kind: str | None = None) -> str:
     --------
     >>> explained_in("alibi-sign")
     'chapter 08, "A bias on the logits, nothing on the input" (notebooks/08_alibi.html#alibi-bias-logits-nothing)'
+    >>> explained_in("rotary-width", "rope", variant="proportional")[:11]
+    'chapter 13,'
     """
     _require_bug(bug)
-    return _section_line(EXPLAINED_IN_BY_KIND.get((bug, str(kind)), EXPLAINED_IN[bug]))
+    section = EXPLAINED_IN_BY_VARIANT.get((bug, str(variant)))
+    if section is None:
+        section = EXPLAINED_IN_BY_KIND.get((bug, str(kind)), EXPLAINED_IN[bug])
+    return _section_line(section)

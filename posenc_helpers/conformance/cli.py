@@ -49,7 +49,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--rotary-fraction", type=float, help="rope: fraction of the head that rotates")
     parser.add_argument("--rotary-dim", type=int, help="rope: number of features that rotate")
-    parser.add_argument("--scaling", help='rope: a JSON object, e.g. \'{"method": "linear", "factor": 4}\'')
+    parser.add_argument(
+        "--scaling",
+        help=(
+            "rope, rope_frequencies: the rescaling as a JSON object of scaled_rope_frequencies' arguments, e.g. "
+            '\'{"method": "linear", "factor": 4}\', DeepSeek-style YaRN \'{"method": "yarn", "factor": 40, '
+            '"original_max_len": 4096, "mscale": 1.0, "mscale_all_dim": 1.0}\' or p-RoPE '
+            '\'{"method": "proportional", "partial_rotary_factor": 0.25}\'; a key the method does not read is refused'
+        ),
+    )
     parser.add_argument("--no-causal", action="store_true", help="alibi: the bias is meant without a causal mask")
     parser.add_argument("--n-heads", help="alibi: head counts to probe, comma-separated (default 4,8,6,12)")
     return parser
@@ -65,6 +73,14 @@ def _load(target: str) -> Callable[..., Any]:
     return obj
 
 
+def _scaling(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        example = '{"method": "linear", "factor": 4}'
+        raise ValueError(f"--scaling must be a JSON object such as '{example}': {exc}") from None
+
+
 def _spec(args: argparse.Namespace) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "head_dim": args.head_dim,
@@ -74,7 +90,7 @@ def _spec(args: argparse.Namespace) -> dict[str, Any]:
         "convention": args.convention,
         "rotary_fraction": args.rotary_fraction,
         "rotary_dim": args.rotary_dim,
-        "scaling": None if args.scaling is None else json.loads(args.scaling),
+        "scaling": None if args.scaling is None else _scaling(args.scaling),
     }
     if args.kind == "alibi":
         spec = {"causal": not args.no_causal}

@@ -86,8 +86,15 @@ def diagnose(
             Hugging Face's and GPT-NeoX's, or ``"interleaved"``), ``rotary_fraction``
             or ``rotary_dim`` (ordinary partial rotary: the first features rotate,
             with frequencies over the rotated width), ``scaling`` (a mapping of
-            :func:`~posenc_helpers.scaled_rope_frequencies` arguments, with
-            ``method``; its attention factor is expected to scale the rotation, as
+            :func:`~posenc_helpers.scaled_rope_frequencies` arguments with a
+            ``method``, for instance DeepSeek's YaRN ``{"method": "yarn",
+            "factor": 40, "original_max_len": 4096, "mscale": 1.0,
+            "mscale_all_dim": 1.0}`` or p-RoPE ``{"method": "proportional",
+            "partial_rotary_factor": 0.25}``, whose pairs past the first
+            ``int(partial_rotary_factor * head_dim // 2)`` must not turn; a key
+            the method does not read is a ValueError naming it, a wrong value
+            the error of that function naming it; the attention factor is
+            expected to scale the rotation, as
             in Hugging Face's cos/sin tables) and ``d_model`` (optional: lets the kit
             recognise the model width used as the exponent's denominator). The
             features outside the rotated width must come back unchanged, and

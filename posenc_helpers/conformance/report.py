@@ -210,8 +210,10 @@ class Report:
         lines.extend(f"Where: {item}" for item in self.evidence[:6])
         if len(self.evidence) > 6:
             lines.append(f"... and {len(self.evidence) - 6} more differences.")
+        scaling = self.spec.get("scaling")
+        variant = scaling.get("method") if isinstance(scaling, Mapping) else None
         for name in self.bugs:
-            lines.append(f"Explained in the book: {explained_in(name, self.kind)}.")
+            lines.append(f"Explained in the book: {explained_in(name, self.kind, variant)}.")
         if self.unrecognised and self.kind in _KIND_TITLES:
             lines.append(f"The right formula is in the book: {formula_section(self.kind)}.")
         return "\n".join(lines)

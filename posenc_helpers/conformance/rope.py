@@ -16,7 +16,7 @@ import numpy as np
 
 from ..precision import round_to_precision
 from ..rope import apply_rope
-from .angles import FrequencyMeaning, angle_tolerance, explain_frequencies, fit_angles, wrap
+from .angles import angle_tolerance, explain_frequencies, fit_angles, wrap
 from .report import Evidence
 from .spec import RotarySpec, UserCall
 
@@ -57,19 +57,49 @@ def _observed_pairs(matrices: np.ndarray) -> tuple[list[tuple[int, int]] | None,
 
 def _pairing(spec: RotarySpec, observed: list[tuple[int, int]]) -> tuple[str, int, int, Evidence | None]:
     """The layout, width and first feature the observed pairs follow, and the evidence if not the meant ones."""
-    meant = pairs_of(spec.layout, spec.rotary_dim)
+    meant = pairs_of(spec.layout, spec.rotary_dim)[: spec.turning]
     if observed == meant:
         return spec.layout, spec.rotary_dim, 0, None
+    if spec.proportional:
+        found = _proportional_pairing(spec, observed)
+        if found is not None:
+            return found
     probe = "unit vectors at position 1"
     for layout in (spec.layout, "interleaved" if spec.layout == "half" else "half"):
         for width in sorted({spec.rotary_dim, spec.head_dim}):
             for start in sorted({0, spec.head_dim - width}):
-                if observed != pairs_of(layout, width, start):
+                candidate = pairs_of(layout, width, start)
+                prefix = spec.proportional and observed == candidate[: spec.turning]  # p-RoPE: the first turn
+                if observed != candidate and not prefix:
                     continue
                 return layout, width, start, _pairing_evidence(spec, observed, layout, width, start)
     rotated = sorted({f for pair in observed for f in pair})
     note = f"features {rotated[:8]}{'...' if len(rotated) > 8 else ''} rotate, in pairs no layout of the spec forms"
-    return "", 0, 0, Evidence(probe, note, bug="rotary-width" if len(rotated) != spec.rotary_dim else None)
+    return "", 0, 0, Evidence(probe, note, bug="rotary-width" if len(rotated) != 2 * spec.turning else None)
+
+
+def _proportional_pairing(
+    spec: RotarySpec, observed: list[tuple[int, int]]
+) -> tuple[str, int, int, Evidence | None] | None:
+    """p-RoPE's two look-alikes: every pair of the head turning, or ordinary partial rotary over 2 * turning."""
+    probe = "unit vectors at position 1"
+    whole = pairs_of(spec.layout, spec.rotary_dim)
+    if observed == whole[: len(observed)]:  # the head's own pairs, but another number of them turn
+        turning = f"all {len(observed)} pairs turn" if observed == whole else f"the first {len(observed)} pairs turn"
+        note = (
+            f"{turning}, where the spec (p-RoPE) turns the first {spec.turning} of {len(whole)} "
+            "and leaves the others at frequency 0"
+        )
+        return spec.layout, spec.rotary_dim, 0, Evidence(probe, note, bug="rotary-width")
+    width = 2 * spec.turning
+    if observed == pairs_of(spec.layout, width):
+        first, partner = observed[0]
+        note = (
+            f"ordinary partial rotary: feature {first} turns into feature {partner}, pairs of the first {width} "
+            f"features alone, where the spec (p-RoPE) keeps the whole head's {spec.layout} pairs"
+        )
+        return spec.layout, width, 0, Evidence(probe, note, bug="model-dim-denominator")
+    return None
 
 
 def _pairing_evidence(
@@ -83,7 +113,7 @@ def _pairing_evidence(
     if width != spec.rotary_dim:
         note = f"{width} features rotate ({layout} pairs over them), where the spec rotates {spec.rotary_dim}"
         return Evidence(probe, note, bug="rotary-width")
-    meant = pairs_of(spec.layout, spec.rotary_dim)
+    meant = pairs_of(spec.layout, spec.rotary_dim)[: spec.turning]
     first, partner = meant[0]
     got = dict(observed).get(first)
     note = (
@@ -160,9 +190,9 @@ def _fit_findings(spec: RotarySpec, fit, width: int, scale: float) -> list[Evide
         bug = "off-by-one" if abs(fit.offset) == 1 else None
         note = f"position t is rotated as position t {'+' if fit.offset > 0 else '-'} {abs(fit.offset):g}"
         findings.append(Evidence(probe, note, position=0, pair=0, bug=bug))
-    if width == spec.rotary_dim:
-        meaning = FrequencyMeaning(spec.expected, spec.base, spec.rotary_dim, spec.other_widths(), spec.unscaled)
-        findings.extend(explain_frequencies(np.asarray(fit.freqs), meaning, "unit vectors at positions 0 .. 4097"))
+    if width == spec.rotary_dim:  # p-RoPE: the pairs meant to turn (the rest, turning, is already evidence)
+        freqs = np.asarray(fit.freqs)[: spec.turning]
+        findings.extend(explain_frequencies(freqs, spec.meaning(freqs.size), "unit vectors at positions 0 .. 4097"))
     findings.extend(_scale_findings(spec, scale, findings))
     return findings
 
@@ -218,7 +248,7 @@ def _low_precision_angles(spec: RotarySpec, positions: np.ndarray, observed: np.
     """The format and what was rounded when the observed block angles are the spec's angles so computed."""
     tolerance = angle_tolerance(positions)[:, None] + 1e-6
     for precision in _FORMATS:
-        for what, products in _angle_variants(positions, spec.expected, precision).items():
+        for what, products in _angle_variants(positions, spec.expected[: spec.turning], precision).items():
             hit = np.zeros(observed.shape, dtype=bool)
             for angles in products:
                 hit |= np.abs(wrap(observed - angles)) <= tolerance
@@ -231,7 +261,7 @@ def _low_precision_tables(
     spec: RotarySpec, positions: np.ndarray, cos_sin: tuple[np.ndarray, np.ndarray]
 ) -> str | None:
     """The format when the observed cos and sin are the exact ones (times the factor) rounded to it."""
-    exact = positions[:, None] * spec.expected[None, :]
+    exact = positions[:, None] * spec.expected[None, : spec.turning]
     meant = (spec.attention_factor * np.cos(exact), spec.attention_factor * np.sin(exact))
     for precision in ("float16", "bfloat16"):
         ulp = 2.0 ** -(11 if precision == "float16" else 8)
@@ -267,7 +297,7 @@ def _precision_findings(
     if found is None:
         return None
     precision, what = found
-    miss = np.abs(wrap(np.arctan2(sin_part, cos_part) - positions[:, None] * spec.expected[None, :]))
+    miss = np.abs(wrap(np.arctan2(sin_part, cos_part) - positions[:, None] * spec.expected[None, : spec.turning]))
     t, k = (int(v) for v in np.unravel_index(int(np.argmax(miss)), miss.shape))
     note = f"the angles are the spec's with {what} rounded to {precision}: the error grows with the position"
     return Evidence(probe, note, position=int(positions[t]), pair=k, bug="low-precision-angles")
@@ -371,13 +401,13 @@ def _read_matrices(spec: RotarySpec, matrices: np.ndarray, positions: np.ndarray
         findings.append(passing)
     if not width:
         return findings, False
-    pairs = pairs_of(layout, width, start)
+    pairs = [pair for pair in pairs_of(layout, width, start) if pair in observed]  # p-RoPE: those that turn
     angles, scales, reflection = _blocks(matrices, pairs)
     if np.max(reflection) > 1e-3 * max(1.0, float(np.max(scales))):
         t, k = np.unravel_index(int(np.argmax(reflection)), reflection.shape)
         note = "a pair's 2x2 block is not a rotation (one component's sign or factor differs)"
         return findings + [Evidence("unit vectors", note, position=int(positions[t]), pair=int(k))], False
-    if width == spec.rotary_dim:
+    if width == spec.rotary_dim and len(pairs) == spec.turning:
         precision = _precision_findings(spec, positions.astype(np.float64), matrices, pairs)
         if precision is not None:
             return findings + [precision], all(item.bug is not None for item in findings)

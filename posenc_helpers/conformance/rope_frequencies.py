@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .angles import FrequencyMeaning, explain_frequencies
+from .angles import explain_frequencies
 from .report import Evidence
 from .spec import RotarySpec, UserCall, UserFunctionFailed
 
@@ -23,6 +23,33 @@ def _split(out: object) -> tuple[object, object | None]:
     if isinstance(out, tuple) and len(out) == 2 and np.ndim(np.asarray(out[1], dtype=object)) == 0:
         return out[0], out[1]
     return out, None
+
+
+def _proportional_pairs(observed: np.ndarray, spec: RotarySpec) -> tuple[list[Evidence], np.ndarray]:
+    """p-RoPE: evidence when another number of pairs turns than the first ``spec.turning``; the ones to compare."""
+    moving = observed != 0
+    count = observed.size if moving.all() else int(np.argmin(moving))  # the leading pairs that turn
+    clean = not np.any(moving[count:])
+    if clean and count == spec.turning:
+        return [], observed[:count]
+    if clean and count > 0:
+        how = "every pair turns" if count == observed.size else f"the first {count} pairs turn"
+        pair = min(count, spec.turning)
+        note = (
+            f"{how}, where the spec (p-RoPE) turns the first {spec.turning} of {observed.size} pairs "
+            "and gives the others frequency 0"
+        )
+        evidence = Evidence(
+            PROBE, note, pair=pair, expected=float(spec.expected[pair]), got=float(observed[pair]), bug="rotary-width"
+        )
+        return [evidence], observed[:pair]
+    stray = np.flatnonzero(moving[spec.turning :])
+    if stray.size == 0:
+        return [], observed[: spec.turning]
+    first = spec.turning + int(stray[0])
+    note = f"pair {first} turns, where the spec (p-RoPE) gives every pair past the first {spec.turning} frequency 0"
+    evidence = Evidence(PROBE, note, pair=first, expected=0.0, got=float(observed[first]), bug="rotary-width")
+    return [evidence], observed[: spec.turning]
 
 
 def diagnose_rope_frequencies(call: UserCall, spec: RotarySpec) -> tuple[list[Evidence], bool]:
@@ -39,6 +66,9 @@ def diagnose_rope_frequencies(call: UserCall, spec: RotarySpec) -> tuple[list[Ev
         return [Evidence(PROBE, note, bug="rotary-width")], True
     observed = as_call((), PROBE, (pairs,))
     findings: list[Evidence] = []
+    if spec.proportional:
+        found, observed = _proportional_pairs(observed, spec)
+        findings.extend(found)
     if np.any(observed <= 0):
         bad = int(np.flatnonzero(observed <= 0)[0])
         findings.append(
@@ -51,8 +81,7 @@ def diagnose_rope_frequencies(call: UserCall, spec: RotarySpec) -> tuple[list[Ev
             )
         )
         return findings, False
-    meaning = FrequencyMeaning(spec.expected, spec.base, spec.rotary_dim, spec.other_widths(), spec.unscaled)
-    findings.extend(explain_frequencies(observed, meaning, PROBE))
+    findings.extend(explain_frequencies(observed, spec.meaning(observed.size), PROBE))
     if factor is not None:
         got = float(np.asarray(factor, dtype=np.float64))
         meant = spec.attention_factor

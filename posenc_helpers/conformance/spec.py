@@ -11,10 +11,11 @@ from typing import Any
 import numpy as np
 
 from .._validation import describe_value, require_choice, require_count, require_even_width, require_positive_real
-from ..long_context import scaled_rope_frequencies
+from ..long_context import SCALING_METHODS, scaled_rope_frequencies
 from ..rope import rope_frequencies
+from .angles import FrequencyMeaning
 
-__all__ = ["KINDS", "RotarySpec", "UserCall", "UserFunctionFailed", "normalise_spec", "rotary_spec"]
+__all__ = ["KINDS", "SCALING_KEYS", "RotarySpec", "UserCall", "UserFunctionFailed", "normalise_spec", "rotary_spec"]
 
 KINDS = ("sinusoidal", "rope", "rope_frequencies", "alibi")
 
@@ -32,6 +33,35 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "alibi": (),
 }
 
+
+#: The keys ``scaling`` takes besides ``method``, by method: the
+#: :func:`~posenc_helpers.scaled_rope_frequencies` arguments that method reads.
+SCALING_KEYS: dict[str, tuple[str, ...]] = {
+    "linear": ("factor", "original_max_len"),
+    "ntk": ("factor", "original_max_len"),
+    "dynamic": ("factor", "original_max_len", "seq_len"),
+    "yarn": (
+        "factor",
+        "original_max_len",
+        "beta_fast",
+        "beta_slow",
+        "truncate",
+        "attention_factor",
+        "mscale",
+        "mscale_all_dim",
+    ),
+    "llama3": ("factor", "original_max_len", "low_freq_factor", "high_freq_factor"),
+    "longrope": ("factor", "original_max_len", "short_factor", "long_factor", "seq_len", "attention_factor"),
+    "proportional": ("factor", "partial_rotary_factor"),
+}
+
+#: Hugging Face config names a ``scaling`` mapping may carry by habit, and the kit's name for each.
+_CONFIG_NAMES = {
+    "rope_type": "method",
+    "type": "method",
+    "original_max_position_embeddings": "original_max_len",
+    "rope_theta": "base (a spec key of its own, outside scaling)",
+}
 
 #: First-parameter names that say a RoPE function takes the positions first (the kit passes x first).
 _POSITION_NAMES = frozenset({"positions", "position_ids", "pos", "position"})
@@ -70,15 +100,36 @@ class RotarySpec:
     attention_factor: float
     unscaled: np.ndarray | None
     shown: dict[str, Any]
+    turning: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.turning:  # every pair of the rotated width turns, unless p-RoPE says fewer
+            object.__setattr__(self, "turning", self.rotary_dim // 2)
+
+    @property
+    def proportional(self) -> bool:
+        """Whether only the first ``turning`` pairs of the whole head turn (p-RoPE, frequency 0 for the rest)."""
+        return self.turning < self.rotary_dim // 2
 
     def other_widths(self) -> dict[int, str]:
-        """Denominators a real code uses by mistake: d_model, or the head where the rotated width is meant."""
+        """Denominators a real code uses by mistake: d_model, or the head where the rotated width is meant.
+
+        For p-RoPE, the reverse: the rotated width (ordinary partial rotary) where the whole head is meant.
+        """
         widths: dict[int, str] = {}
         if self.d_model is not None and self.d_model != self.rotary_dim:
             widths[self.d_model] = "d_model"
         if self.rotary_dim != self.head_dim:
             widths[self.head_dim] = "head_dim (the whole head, where the rotated width is meant)"
+        if self.proportional:
+            widths[2 * self.turning] = "the rotated width (ordinary partial rotary, not p-RoPE's whole head)"
         return widths
+
+    def meaning(self, pairs: int | None = None) -> FrequencyMeaning:
+        """What the frequencies of the first ``pairs`` pairs that turn (default all) were meant to be."""
+        count = self.turning if pairs is None else min(pairs, self.turning)
+        unscaled = None if self.unscaled is None else self.unscaled[:count]
+        return FrequencyMeaning(self.expected[:count], self.base, self.rotary_dim, self.other_widths(), unscaled)
 
 
 def _rotary_dim(spec: Mapping[str, Any], head_dim: int) -> int:
@@ -135,10 +186,12 @@ def rotary_spec(kind: str, spec: Mapping[str, Any]) -> RotarySpec:
             "scaling must be a mapping of scaled_rope_frequencies' keyword arguments with a 'method', "
             f"e.g. {{'method': 'linear', 'factor': 4.0}}; got {describe_value(scaling)}"
         )
-    if scaling["method"] == "proportional":
+    method = _scaling_method(scaling)
+    if method == "proportional" and rotary_dim != head_dim:
         raise ValueError(
-            "scaling: method='proportional' (p-RoPE) is not diagnosed by this version; "
-            "give rotary_fraction for ordinary partial rotary"
+            "scaling: method='proportional' (p-RoPE) keeps the whole head's pairs and sets how many turn with "
+            "its own partial_rotary_factor; give that inside scaling, not rotary_fraction or rotary_dim "
+            f"(which give ordinary partial rotary), got rotary_dim {rotary_dim} of head_dim {head_dim}"
         )
     try:
         expected, attention_factor = scaled_rope_frequencies(rotary_dim, base=base, **dict(scaling))
@@ -147,11 +200,35 @@ def rotary_spec(kind: str, spec: Mapping[str, Any]) -> RotarySpec:
     except ValueError as exc:
         raise ValueError(f"scaling: {exc}") from None
     if expected.shape != unscaled.shape:
-        raise ValueError(
-            f"scaling: method {scaling['method']!r} gives {expected.size} frequencies, not rotary_dim // 2"
-        )
+        raise ValueError(f"scaling: method {method!r} gives {expected.size} frequencies, not rotary_dim // 2")
     shown["scaling"] = dict(scaling)
-    return RotarySpec(head_dim, base, layout, rotary_dim, d_model, expected, float(attention_factor), unscaled, shown)
+    turning = int(np.count_nonzero(expected)) if method == "proportional" else rotary_dim // 2
+    if turning == 0:
+        raise ValueError(
+            "scaling: partial_rotary_factor leaves no pair turning (int(partial_rotary_factor * head_dim // 2) "
+            f"= 0 for head_dim {head_dim}); give a larger share"
+        )
+    return RotarySpec(
+        head_dim, base, layout, rotary_dim, d_model, expected, float(attention_factor), unscaled, shown, turning
+    )
+
+
+def _scaling_method(scaling: Mapping[str, Any]) -> str:
+    """The rescaling's method, after every other key of ``scaling`` is checked to be one that method reads."""
+    method = scaling["method"]
+    if not isinstance(method, str):
+        raise TypeError(f"scaling: method must be one of {', '.join(map(repr, SCALING_METHODS))}, got {method!r}")
+    if method not in SCALING_KEYS:
+        raise ValueError(f"scaling: method must be one of {', '.join(map(repr, SCALING_METHODS))}, got {method!r}")
+    allowed = SCALING_KEYS[method]
+    for key in scaling:
+        if key == "method" or key in allowed:
+            continue
+        hint = f"; the kit's name for {key!r} is {_CONFIG_NAMES[key]}" if key in _CONFIG_NAMES else ""
+        raise ValueError(
+            f"scaling: method={method!r} takes {', '.join(allowed)}; got the key {key!r} it does not read{hint}"
+        )
+    return method
 
 
 def require_alibi_heads(value: Any) -> tuple[int, ...]:
