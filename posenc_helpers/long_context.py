@@ -50,21 +50,25 @@ extended, not necessarily the length the released model was trained on.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ._validation import (
-    as_real_array,
     require_choice,
     require_count,
     require_even_width,
-    require_finite,
     require_positive_real,
-    require_real,
 )
 from .partial_rotary import proportional_frequencies
+from .scaling_arguments import (
+    require_attention_factor,
+    require_betas,
+    require_llama3_band,
+    require_mscale,
+    require_pair_factors,
+    require_partial_rotary_factor,
+)
 from .sinusoidal import geometric_frequencies
 from .unseen_angles import unseen_angle_pairs
 
@@ -98,21 +102,6 @@ def _yarn_attention_factor(factor: float, mscale: float | None, mscale_all_dim: 
     if mscale and mscale_all_dim:  # both given and non-zero: transformers tests them by truthiness
         return _yarn_mscale(factor, mscale) / _yarn_mscale(factor, mscale_all_dim)
     return _yarn_mscale(factor)
-
-
-def _require_pair_factors(values: Any, name: str, pairs: int) -> np.ndarray:
-    """One rescaling factor per frequency pair: a 1-D array of ``pairs`` finite numbers ``> 0``."""
-    array = as_real_array(values, name).astype(np.float64)
-    if array.shape != (pairs,):
-        raise ValueError(
-            f"{name} must be a 1-D list of head_dim // 2 = {pairs} factors (one per frequency pair), "
-            f"got shape {array.shape}"
-        )
-    require_finite(array, name)
-    if np.any(array <= 0):
-        bad = int(np.flatnonzero(array <= 0)[0])
-        raise ValueError(f"{name} must hold factors > 0; entry {bad} is {array[bad]!r}")
-    return array
 
 
 def _yarn(
@@ -164,29 +153,6 @@ def _dynamic_ntk(head_dim: int, base: float, factor: float, original_max_len: in
 def _longrope(head_dim: int, base: float, pair_factors: np.ndarray) -> np.ndarray:
     exponent = np.arange(0, head_dim, 2, dtype=np.float64) / head_dim
     return 1.0 / (pair_factors * base**exponent)
-
-
-def _require_partial_rotary_factor(method: str, value: Any) -> float | None:
-    if value is None:
-        return None
-    if method != "proportional":
-        raise ValueError(
-            f"partial_rotary_factor applies only to method='proportional' (for ordinary partial rotary give "
-            f"the rotated width as head_dim), got partial_rotary_factor={value!r} with method={method!r}"
-        )
-    value = require_positive_real(value, "partial_rotary_factor")
-    if value > 1.0:
-        raise ValueError(f"partial_rotary_factor must be in (0, 1] (the share of pairs that turn), got {value!r}")
-    return value
-
-
-def _require_mscale(method: str, value: Any, name: str) -> float | None:
-    """A DeepSeek-style YaRN key: ``"yarn"`` only, a finite real ``>= 0`` (0 switches the ratio off, as in HF)."""
-    if value is not None and method != "yarn":
-        raise ValueError(f"{name} applies only to method='yarn', got {name}={value!r} with method={method!r}")
-    if value is not None and require_real(value, name) < 0:
-        raise ValueError(f"{name} must be a finite real number >= 0 (0 leaves it out), got {value!r}")
-    return None if value is None else float(value)
 
 
 def _longrope_attention_factor(factor: float, original_max_len: int) -> float:
@@ -422,19 +388,19 @@ def scaled_rope_frequencies(
         factor = require_positive_real(factor, "factor")
     if original_max_len is not None:
         original_max_len = require_count(original_max_len, "original_max_len", minimum=1)
-    beta_fast, beta_slow = _require_betas(beta_fast, beta_slow)
+    beta_fast, beta_slow = require_betas(beta_fast, beta_slow)
     if not isinstance(truncate, (bool, np.bool_)):
         raise TypeError(f"truncate must be True or False, got {type(truncate).__name__} {truncate!r}")
-    low_freq_factor, high_freq_factor = _require_llama3_band(low_freq_factor, high_freq_factor)
+    low_freq_factor, high_freq_factor = require_llama3_band(low_freq_factor, high_freq_factor)
     if seq_len is not None:
         seq_len = require_count(seq_len, "seq_len", minimum=1)
     pairs = head_dim // 2
-    short = None if short_factor is None else _require_pair_factors(short_factor, "short_factor", pairs)
-    long = None if long_factor is None else _require_pair_factors(long_factor, "long_factor", pairs)
-    attention_factor = _require_attention_factor(method, attention_factor, factor, original_max_len)
-    partial_rotary_factor = _require_partial_rotary_factor(method, partial_rotary_factor)
-    mscale = _require_mscale(method, mscale, "mscale")
-    mscale_all_dim = _require_mscale(method, mscale_all_dim, "mscale_all_dim")
+    short = None if short_factor is None else require_pair_factors(short_factor, "short_factor", pairs)
+    long = None if long_factor is None else require_pair_factors(long_factor, "long_factor", pairs)
+    attention_factor = require_attention_factor(method, attention_factor, factor, original_max_len)
+    partial_rotary_factor = require_partial_rotary_factor(method, partial_rotary_factor)
+    mscale = require_mscale(method, mscale, "mscale")
+    mscale_all_dim = require_mscale(method, mscale_all_dim, "mscale_all_dim")
 
     if method == "proportional":
         share = 1.0 if partial_rotary_factor is None else partial_rotary_factor
@@ -468,53 +434,6 @@ def scaled_rope_frequencies(
         assert factor is not None
         attention_factor = _longrope_attention_factor(factor, original_max_len)
     return inv_freq, attention_factor
-
-
-def _require_betas(beta_fast: Any, beta_slow: Any) -> tuple[float, float]:
-    """YaRN's ramp edges, in rotations per original context: both > 0, ``beta_fast > beta_slow``."""
-    beta_fast = require_positive_real(beta_fast, "beta_fast")
-    beta_slow = require_positive_real(beta_slow, "beta_slow")
-    if beta_fast <= beta_slow:
-        raise ValueError(
-            f"beta_fast must be greater than beta_slow (rotations per original context), "
-            f"got beta_fast={beta_fast!r}, beta_slow={beta_slow!r}"
-        )
-    return beta_fast, beta_slow
-
-
-def _require_llama3_band(low_freq_factor: Any, high_freq_factor: Any) -> tuple[float | None, float | None]:
-    """Llama 3's band edges, each > 0 if given, ``high_freq_factor >= low_freq_factor`` if both are."""
-    if low_freq_factor is not None:
-        low_freq_factor = require_positive_real(low_freq_factor, "low_freq_factor")
-    if high_freq_factor is not None:
-        high_freq_factor = require_positive_real(high_freq_factor, "high_freq_factor")
-    if low_freq_factor is not None and high_freq_factor is not None and high_freq_factor < low_freq_factor:
-        raise ValueError(
-            f"high_freq_factor must be at least low_freq_factor (the kept band lies above the divided one), "
-            f"got high_freq_factor={high_freq_factor!r}, low_freq_factor={low_freq_factor!r}"
-        )
-    return low_freq_factor, high_freq_factor
-
-
-def _require_attention_factor(
-    method: str, attention_factor: Any, factor: float | None, original_max_len: int | None
-) -> float | None:
-    """The logits' scale, given only for YaRN and LongRoPE; LongRoPE derives it from ``factor`` otherwise."""
-    if attention_factor is not None:
-        if method not in ("yarn", "longrope"):
-            raise ValueError(
-                f"attention_factor applies only to method='yarn' or 'longrope' "
-                f"(method={method!r} leaves the logits unscaled), got attention_factor={attention_factor!r}"
-            )
-        attention_factor = require_positive_real(attention_factor, "attention_factor")
-    if method == "longrope" and factor is None and attention_factor is None:
-        raise ValueError(
-            "factor is required for method='longrope' unless attention_factor is given: pass "
-            "max_position_embeddings / original_max_len (how Hugging Face derives it when a config has none)"
-        )
-    if method == "longrope" and attention_factor is None and original_max_len == 1:
-        raise ValueError("original_max_len must be >= 2 for the LongRoPE attention factor sqrt(1 + ln s / ln L)")
-    return attention_factor
 
 
 _WHAT = {
