@@ -123,7 +123,7 @@ def _this_book(_stamp: tuple[tuple[str, int, int], ...]) -> Book:
 
 def this_book() -> Book:
     """The :class:`Book` of this repository (read again when a notebook or page changes)."""
-    files = sorted([*NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"), *(ROOT / "book").rglob("*.md")])
+    files = sorted([*chapter_notebooks(NOTEBOOKS), *(ROOT / "book").rglob("*.md")])
     stamp = tuple((str(path), path.stat().st_mtime_ns, path.stat().st_size) for path in files)
     return _this_book(stamp)
 

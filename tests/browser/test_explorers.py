@@ -37,6 +37,7 @@ SITE = Path(os.environ.get("POSENC_SITE") or REPO / "_build" / "html").resolve()
 sys.path.insert(0, str(REPO))
 from test_accessibility import _violations, axe_script  # noqa: E402, F401 (axe-core and its fixture)
 
+from tools.chapters import chapter_pages  # noqa: E402
 from tools.site import explorers  # noqa: E402
 
 FRAME_BUDGET_BYTES = 1_500_000
@@ -45,7 +46,7 @@ LATENCY_BUDGET_MS = 100.0
 
 def _chapters() -> list[str]:
     """Chapter pages with an explorer cell (each must have a player: see the first test)."""
-    pages = sorted((SITE / "notebooks").glob("[0-9][0-9]_*.html")) if SITE.is_dir() else []
+    pages = chapter_pages(SITE) if SITE.is_dir() else []
     found = [p.relative_to(SITE).as_posix() for p in pages if explorers.find_explorer_cell(p.read_text("utf-8"))]
     return found or ["notebooks/04_sine_cosine_pairs.html"]
 

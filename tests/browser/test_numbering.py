@@ -30,10 +30,10 @@ from pathlib import Path
 
 import pytest
 
-from tools.site.numbering import UNNUMBERED_SECTIONS, chapter_number
+from tools.chapters import UNNUMBERED_SECTIONS, chapter_notebooks, chapter_number
 
 REPO = Path(__file__).resolve().parents[2]
-CHAPTERS = sorted(path.stem for path in (REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+CHAPTERS = [path.stem for path in chapter_notebooks()]
 
 _ARTICLE = re.compile(r'<article class="bd-article"[^>]*>(?P<body>.*)</article>', re.S)
 _HEADING = re.compile(r"<h(?P<level>[1-6])>(?P<inner>.*?)</h(?P=level)>", re.S)

@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 from _browser import REQUIRE_BROWSER, why_no_browser
 
+from tools.chapters import chapter_pages
+
 if REQUIRE_BROWSER and why_no_browser():
     pytest.fail(why_no_browser(), pytrace=False)
 
@@ -89,7 +91,7 @@ _FIGURES_JS = """
 
 
 def _chapters(site_dir: Path) -> list[str]:
-    return sorted(p.relative_to(site_dir).as_posix() for p in (site_dir / "notebooks").glob("[0-9][0-9]_*.html"))
+    return sorted(p.relative_to(site_dir).as_posix() for p in chapter_pages(site_dir))
 
 
 @pytest.mark.parametrize("width", WIDTHS.values(), ids=WIDTHS.keys())

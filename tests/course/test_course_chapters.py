@@ -29,6 +29,7 @@ import pytest
 from _solutions import solution_lines
 
 from posenc_helpers.lab.cache import CACHE_VARIABLE
+from tools.chapters import chapter_notebooks
 from tools.course import assignment_name, chapters_with_exercises, write_course
 
 CHAPTERS = chapters_with_exercises()
@@ -81,7 +82,7 @@ def _text(cell: nbformat.NotebookNode) -> str:
 
 
 def test_every_chapter_with_exercises_is_in_the_course():
-    notebooks = sorted(CHAPTERS[0].parent.glob("[0-9][0-9]_*.ipynb"))
+    notebooks = chapter_notebooks(CHAPTERS[0].parent)
     assert len(notebooks) >= 12
     assert [assignment_name(path) for path in CHAPTERS] == [f"ch{path.name[:2]}" for path in notebooks]
 

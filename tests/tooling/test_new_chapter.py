@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tools import new_chapter
+from tools.chapters import chapter_notebooks
 
 ROOT = Path(__file__).resolve().parents[2]
 # A number and a name no chapter of the book has (the book grows: chapter 13 exists now).
@@ -32,7 +33,7 @@ def tree(tmp_path: Path) -> Path:
     shutil.copy(ROOT / "_toc.yml", tmp_path / "_toc.yml")
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")  # pytest's doctest options
     (tmp_path / "notebooks" / "text").mkdir(parents=True)
-    for notebook in ROOT.glob("notebooks/[0-9][0-9]_*.ipynb"):
+    for notebook in chapter_notebooks():
         (tmp_path / "notebooks" / notebook.name).write_text("{}")  # only the names matter
     (tmp_path / "tests" / "chapters").mkdir(parents=True)
     return tmp_path
