@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import os
 import pickle
@@ -72,6 +73,12 @@ def _feed(digest: Any, value: object) -> None:
         raise TypeError(f"cannot key a training run on a {type(value).__name__}")
 
 
+@functools.lru_cache(maxsize=1)
+def _training_path_digest() -> str:
+    """The training path's fingerprint, read once per process (the code does not change under it)."""
+    return fingerprint(training_modules(_TRAINING_PATH), python=platform.python_version())
+
+
 def run_key(inputs: dict[str, object]) -> str:
     """The key of a training run with these ``inputs``, under this code and these libraries.
 
@@ -83,7 +90,7 @@ def run_key(inputs: dict[str, object]) -> str:
     False
     """
     digest = hashlib.sha256()
-    digest.update(fingerprint(training_modules(_TRAINING_PATH), python=platform.python_version()).encode())
+    digest.update(_training_path_digest().encode())
     _feed(digest, inputs)
     return digest.hexdigest()[:32]
 

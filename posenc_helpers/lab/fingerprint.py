@@ -21,6 +21,7 @@ import ast
 import hashlib
 import json
 import platform
+import threading
 from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
@@ -35,6 +36,10 @@ LIBRARIES = ("numpy", "jax", "jaxlib", "optax")
 
 #: The package's root folder (``posenc_helpers``).
 PACKAGE = Path(__file__).resolve().parents[1]
+
+#: One parse at a time: CPython 3.11's ``ast.parse`` raised ``SystemError: AST constructor
+#: recursion depth mismatch`` when two of the lab's training threads keyed their runs at once.
+_PARSING = threading.Lock()
 
 #: Modules the lab imports that compute nothing a result holds: ``measured`` only
 #: says where the record lives and reads it back.
@@ -91,14 +96,18 @@ def code_fingerprint(source: str) -> str:
     """
     if not isinstance(source, str):
         raise TypeError(f"source must be a string of Python, got {type(source).__name__}")
-    tree = _without_docstrings(ast.parse(source))
-    return hashlib.sha256(ast.dump(tree, annotate_fields=True, include_attributes=False).encode()).hexdigest()
+    with _PARSING:
+        tree = _without_docstrings(ast.parse(source))
+        dumped = ast.dump(tree, annotate_fields=True, include_attributes=False)
+    return hashlib.sha256(dumped.encode()).hexdigest()
 
 
 def _imported_modules(path: Path, package: Path) -> list[Path]:
     """The package's modules that the module at ``path`` imports (relative or absolute)."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    with _PARSING:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
         if not isinstance(node, ast.ImportFrom):
             continue
         module = node.module

@@ -632,16 +632,40 @@ def test_a_stored_run_keys_on_the_training_path_by_meaning(tmp_path, monkeypatch
     import posenc_helpers
     from posenc_helpers.lab import cache, fingerprint
 
+    def key():  # the training path is read once per process: read it again after each edit
+        cache._training_path_digest.cache_clear()
+        return cache.run_key(inputs)
+
     inputs = {"method": "rope", "seed": 0, "steps": 5}
-    before = cache.run_key(inputs)
+    before = key()
     copy = tmp_path / "posenc_helpers"
     shutil.copytree(Path(posenc_helpers.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(fingerprint, "PACKAGE", copy)
-    assert cache.run_key(inputs) == before
+    assert key() == before
     rope = copy / "rope.py"
     rope.write_text(rope.read_text().replace('"""', '"""Reworded. ', 1))
     evaluation = copy / "lab" / "evaluation.py"
     evaluation.write_text(evaluation.read_text() + "_EVALUATION_ONLY = 1\n")
-    assert cache.run_key(inputs) == before
+    assert key() == before
     rope.write_text(rope.read_text() + "_SCALE = 2.0\n")
-    assert cache.run_key(inputs) != before
+    assert key() != before
+    monkeypatch.undo()
+    cache._training_path_digest.cache_clear()  # the installed package's again, for the tests after this one
+
+
+def test_keying_runs_from_several_threads_at_once():
+    """The lab trains two models at a time in threads, and each keys its run: CPython 3.11's
+    ast.parse raised SystemError when two threads parsed at once (seen in make test's nbval lane)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from posenc_helpers.lab import cache
+    from posenc_helpers.lab.fingerprint import code_fingerprint, training_modules
+
+    sources = [path.read_text() for path in training_modules()] * 4
+    with ThreadPoolExecutor(8) as pool:
+        fingerprints = list(pool.map(code_fingerprint, sources))
+    assert fingerprints == [code_fingerprint(source) for source in sources]
+    cache._training_path_digest.cache_clear()
+    with ThreadPoolExecutor(4) as pool:
+        keys = set(pool.map(cache.run_key, [{"seed": 0}] * 8))
+    assert len(keys) == 1
