@@ -37,7 +37,12 @@ import numpy as np
 
 
 def _feed(digest: Any, value: object) -> None:
-    """Add ``value`` to ``digest``: arrays by dtype, shape and bytes; containers item by item."""
+    """Add ``value`` to ``digest``: arrays by dtype, shape and bytes; containers item by item.
+
+    Like the store's own ``_feed`` (``posenc_helpers/lab/cache.py``), written again on
+    purpose: the probe runs under old packages too, and must not depend on the code it
+    compares.
+    """
     if isinstance(value, np.ndarray | jax.Array):
         array = np.asarray(jax.device_get(value))
         digest.update(f"array {array.dtype.str} {array.shape}".encode())
