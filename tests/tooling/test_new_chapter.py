@@ -29,6 +29,7 @@ def tree(tmp_path: Path) -> Path:
     """A copy of what the scaffold reads and edits: the package, the API pages, the toc."""
     shutil.copytree(ROOT / "posenc_helpers", tmp_path / "posenc_helpers", ignore=shutil.ignore_patterns("data", "lab"))
     (tmp_path / "posenc_helpers" / "data").mkdir()
+    shutil.copy(ROOT / "posenc_helpers" / "data" / "graded_shortcuts.json", tmp_path / "posenc_helpers" / "data")
     shutil.copytree(ROOT / "book" / "api", tmp_path / "book" / "api")
     shutil.copy(ROOT / "_toc.yml", tmp_path / "_toc.yml")
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")  # pytest's doctest options

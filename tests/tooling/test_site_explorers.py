@@ -353,19 +353,32 @@ def test_an_edit_redraws_only_the_explorers_that_import_it(tmp_path, monkeypatch
 
 
 @pytest.mark.slow
-def test_missing_grids_are_drawn_by_several_processes_as_by_one(tmp_path, monkeypatch):
-    small = {
-        "RotaryFractionExplorer": explorers.Grid({"style": ("partial",)}, "", "", widgets.RotaryFractionExplorer),
-        "BugSymptomExplorer": explorers.Grid({"position": (1024,)}, "", "", widgets.BugSymptomExplorer),
-    }
-    for name, grid in small.items():
-        monkeypatch.setitem(explorers.GRIDS, name, grid)
-    manifests = {}
-    for workers in (1, 2):
-        monkeypatch.setattr(explorers, "WORKERS", workers)
-        todo = {name: tmp_path / f"{workers}" / name for name in small}
-        explorers.draw_missing(todo)
-        manifests[workers] = {name: json.loads((todo[name] / "manifest.json").read_text("utf-8")) for name in small}
-        assert sorted(p.name for p in (tmp_path / f"{workers}").iterdir()) == sorted(small)  # no half-drawn folder
+def test_missing_grids_are_drawn_by_several_processes_as_by_one(tmp_path):
+    """Run in a fresh process: the drawing processes are forked from a process without JAX,
+    as in the site build (a test process that imported JAX spawns them instead, and a
+    spawned worker would not see the small grids set here)."""
+    script = f"""
+import json, sys
+from pathlib import Path
+from posenc_helpers import widgets
+from tools.site import explorers
+small = {{
+    "RotaryFractionExplorer": explorers.Grid({{"style": ("partial",)}}, "", "", widgets.RotaryFractionExplorer),
+    "BugSymptomExplorer": explorers.Grid({{"position": (1024,)}}, "", "", widgets.BugSymptomExplorer),
+}}
+explorers.GRIDS.update(small)
+assert "jax" not in sys.modules
+manifests = {{}}
+for workers in (1, 2):
+    explorers.WORKERS = workers
+    todo = {{name: Path({str(tmp_path)!r}) / str(workers) / name for name in small}}
+    explorers.draw_missing(todo)
+    manifests[workers] = {{name: json.loads((todo[name] / "manifest.json").read_text("utf-8")) for name in small}}
+    assert sorted(p.name for p in (Path({str(tmp_path)!r}) / str(workers)).iterdir()) == sorted(small)
+print(json.dumps(manifests))
+"""
+    result = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    manifests = {int(k): v for k, v in json.loads(result.stdout.strip().splitlines()[-1]).items()}
     assert manifests[1] == manifests[2]
-    assert [len(manifests[2][name]["frames"]) for name in small] == [1, 1]
+    assert [len(manifests[2][name]["frames"]) for name in ("RotaryFractionExplorer", "BugSymptomExplorer")] == [1, 1]

@@ -40,6 +40,7 @@ import multiprocessing
 import os
 import re
 import shutil
+import sys
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -282,6 +283,14 @@ def _draw(name: str, cache: str) -> None:
         shutil.rmtree(drawing, ignore_errors=True)
 
 
+def _pool_context() -> Any:
+    """How the drawing processes start: forked where that is safe (they start with this
+    process's modules, the grids included), spawned where JAX is loaded (its threads make a
+    fork unsafe, and it says so; the site build never loads it, a test process may)."""
+    fork = "fork" in multiprocessing.get_all_start_methods() and "jax" not in sys.modules
+    return multiprocessing.get_context("fork" if fork else "spawn")
+
+
 def draw_missing(todo: Mapping[str, Path]) -> None:
     """Draw each ``{explorer: cache folder}`` of ``todo``, the largest grids first, on :data:`WORKERS` processes."""
     order = sorted(todo, key=lambda name: -len(GRIDS[name].settings))
@@ -291,8 +300,7 @@ def draw_missing(todo: Mapping[str, Path]) -> None:
             _draw(name, str(todo[name]))
         return
     # fork: the workers start with this process's modules (and GRIDS) already imported.
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    context = _pool_context()
     with ProcessPoolExecutor(workers, mp_context=context) as pool:
         for done in [pool.submit(_draw, name, str(todo[name])) for name in order]:
             done.result()
@@ -324,8 +332,7 @@ def start_drawing(app: Any) -> None:
     if not todo or WORKERS < 2:
         return
     CACHE.mkdir(parents=True, exist_ok=True)
-    methods = multiprocessing.get_all_start_methods()
-    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork" if "fork" in methods else None))
+    pool = ProcessPoolExecutor(1, mp_context=_pool_context())
     order = sorted(todo, key=lambda name: -len(GRIDS[name].settings))
     _EARLY.extend(pool.submit(_draw, name, str(todo[name])) for name in order)
     pool.shutdown(wait=False)
