@@ -308,6 +308,9 @@ def draw_missing(todo: Mapping[str, Path]) -> None:
 
 #: The frames being drawn while Sphinx reads and writes the pages (see :func:`start_drawing`).
 _EARLY: list[Future[None]] = []
+#: ``{page stem: (explorer, cache folder)}`` as :func:`start_drawing` keyed them this build
+#: (the code cannot change under a build, so :func:`render_explorer_frames` reuses the keys).
+_KEYED: dict[str, tuple[str, Path]] = {}
 
 
 def notebook_explorers(notebooks: Sequence[Path]) -> dict[str, str]:
@@ -327,8 +330,9 @@ def start_drawing(app: Any) -> None:
     Sphinx reads and writes the pages on the other core; :func:`render_explorer_frames`
     waits for them at the end (and draws whatever is still missing)."""
     stems = notebook_explorers(chapter_notebooks(Path(app.srcdir) / "notebooks"))
-    todo = {name: CACHE / f"{stem}-{grid_digest(name, GRIDS[name])}" for stem, name in stems.items()}
-    todo = {name: cache for name, cache in todo.items() if not (cache / "manifest.json").is_file()}
+    _KEYED.clear()
+    _KEYED.update({stem: (name, CACHE / f"{stem}-{grid_digest(name, GRIDS[name])}") for stem, name in stems.items()})
+    todo = {name: cache for name, cache in _KEYED.values() if not (cache / "manifest.json").is_file()}
     if not todo or WORKERS < 2:
         return
     CACHE.mkdir(parents=True, exist_ok=True)
@@ -356,7 +360,9 @@ def render_explorer_frames(site: Site) -> None:
         if grid is None:
             site.notes.append(f"explorer {name} on {path.name} has no web grid (tools/site/explorers.py): static only")
             continue
-        found[path] = (name, CACHE / f"{path.stem}-{grid_digest(name, grid)}")
+        keyed = _KEYED.pop(path.stem, None)
+        found[path] = keyed if keyed and keyed[0] == name else (name, CACHE / f"{path.stem}-{grid_digest(name, grid)}")
+    _KEYED.clear()
     early = len(_EARLY)
     _wait_for_early_drawing()
     todo = {name: cache for name, cache in found.values() if not (cache / "manifest.json").is_file()}
