@@ -175,16 +175,11 @@ def _read_yarn(f: RopeFields) -> Rescaling:
             f"= {f.max_len / f.original:g}. transformers uses factor from release 4.56 on; earlier releases "
             "used the ratio for YaRN (transformers issue #38224, fixed by pull request #40320)."
         )
-    attention = f.optional_real("attention_factor")
     mscale, mscale_all_dim = f.optional_real("mscale"), f.optional_real("mscale_all_dim")
-    if attention is None and mscale and mscale_all_dim:
-        attention = _yarn_mscale(factor, mscale) / _yarn_mscale(factor, mscale_all_dim)
-    softmax_scale = _yarn_mscale(factor, mscale_all_dim) ** 2 if mscale_all_dim else 1.0
     truncate = f.rope.get("truncate", True)
     if not isinstance(truncate, bool):
         raise TypeError(f"config field {f.where}.truncate must be true or false, got {truncate!r}")
-    inv_freq, attention_factor = scaled_rope_frequencies(
-        f.rotary_width,
+    yarn = dict(
         base=f.base,
         method="yarn",
         factor=factor,
@@ -192,8 +187,22 @@ def _read_yarn(f: RopeFields) -> Rescaling:
         beta_fast=f.optional_real("beta_fast") or 32.0,
         beta_slow=f.optional_real("beta_slow") or 1.0,
         truncate=truncate,
-        attention_factor=attention,
     )
+    # One implementation of YaRN's factor g(m) = 0.1 m ln s + 1 and of the mscale ratio: the package's
+    # scaled_rope_frequencies, which computes them as transformers does (issue 36).
+    inv_freq, attention_factor = scaled_rope_frequencies(
+        f.rotary_width,
+        attention_factor=f.optional_real("attention_factor"),
+        mscale=mscale,
+        mscale_all_dim=mscale_all_dim,
+        **yarn,
+    )
+    softmax_scale = 1.0
+    if mscale_all_dim:
+        # DeepSeek's attention multiplies its softmax scale by g(mscale_all_dim)**2; g is linear in m, so
+        # g(m) = 1 + m (g(1) - 1), with g(1) YaRN's default factor from the same implementation.
+        _, default_factor = scaled_rope_frequencies(f.rotary_width, **yarn)
+        softmax_scale = (1.0 + mscale_all_dim * (default_factor - 1.0)) ** 2
     return Rescaling(
         inv_freq=inv_freq,
         extended_context=extended,
@@ -296,7 +305,3 @@ RESCALING_READERS: dict[str, Callable[[RopeFields], Rescaling]] = {
     "proportional": _read_proportional,
 }
 ROPE_TYPES = tuple(RESCALING_READERS)
-
-
-def _yarn_mscale(factor: float, mscale: float) -> float:
-    return 1.0 if factor <= 1.0 else 0.1 * mscale * math.log(factor) + 1.0
