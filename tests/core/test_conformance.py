@@ -114,6 +114,8 @@ def sinusoidal_impl(
     return fn
 
 
+# Follows ofirpress/attention_with_linear_biases, fairseq/models/transformer.py, get_slopes, at commit
+# 4b92f28a005ead2567abe2359f633e73e08f3833 (there ratio = start, so start * ratio**k is start * start**k).
 def reference_slopes(n):
     """The paper's get_slopes, written out."""
 

@@ -31,19 +31,28 @@ def rounded(x, fmt):
 # --- sinusoidal conventions ---------------------------------------------------------------------
 
 
-def tensor2tensor_table(positions, d_model, max_timescale=1.0e4):
-    """tensorflow/tensor2tensor, tensor2tensor/layers/common_attention.py, get_timing_signal_1d:
-    log_timescale_increment = log(max/min) / max(num_timescales - 1, 1); concat([sin, cos])."""
+# Follows tensorflow/tensor2tensor, tensor2tensor/layers/common_attention.py, get_timing_signal_1d, at commit
+# bafdc1b67730430d38d6ab802cbd51f9d053ba2e: float32 throughout (tf.to_float), min_timescale times the exponentials,
+# the denominator tf.maximum(num_timescales - 1, 1), then concat([sin, cos], axis=1).
+def tensor2tensor_table(positions, d_model, min_timescale=1.0, max_timescale=1.0e4):
+    """tensor2tensor's get_timing_signal_1d for the given positions (start_index folded into them)."""
+    position = np.asarray(positions, dtype=np.float32)
     num_timescales = d_model // 2
-    increment = math.log(max_timescale) / max(num_timescales - 1, 1)
-    inv_timescales = np.exp(np.arange(num_timescales) * -increment)
-    scaled_time = np.asarray(positions, dtype=np.float64)[:, None] * inv_timescales[None, :]
+    log_timescale_increment = np.float32(math.log(float(max_timescale) / float(min_timescale))) / np.maximum(
+        np.float32(num_timescales) - 1, np.float32(1)
+    )
+    inv_timescales = np.float32(min_timescale) * np.exp(
+        np.arange(num_timescales, dtype=np.float32) * -log_timescale_increment
+    )
+    scaled_time = position[:, None] * inv_timescales[None, :]
     return np.concatenate([np.sin(scaled_time), np.cos(scaled_time)], axis=1)
 
 
+# Follows facebookresearch/fairseq, fairseq/modules/sinusoidal_positional_embedding.py,
+# SinusoidalPositionalEmbedding.get_embedding, at commit 0491f2696114f5e35e14b6c133fc55c2e60d8077 (its docstring:
+# "matches the implementation in tensor2tensor"): float32 (torch.float), rows for the given positions.
 def fairseq_table(positions, d_model):
-    """facebookresearch/fairseq, fairseq/modules/sinusoidal_positional_embedding.py, get_embedding:
-    emb = log(10000) / (half_dim - 1); exp(arange(half_dim) * -emb); cat([sin, cos], dim=1)."""
+    """emb = log(10000) / (half_dim - 1); exp(arange(half_dim) * -emb); cat([sin, cos], dim=1)."""
     half_dim = d_model // 2
     emb = math.log(10000) / (half_dim - 1)
     emb = np.exp(np.arange(half_dim, dtype=np.float32) * -emb)
@@ -103,6 +112,14 @@ def test_bad_convention_is_refused_by_name():
 # --- RoPE as Hugging Face writes it, with the mistakes injected -------------------------------
 
 
+# Follows huggingface/transformers, src/transformers/models/llama/modeling_llama.py at commit
+# 002272831fba584eb30dca9729c1be456836960a: LlamaRotaryEmbedding (inv_freq = 1.0 / (base ** (arange(0, dim, 2,
+# int64).float() / dim)), float32; forward computes freqs = inv_freq @ position_ids in float32 with autocast off,
+# emb = cat((freqs, freqs)), and returns cos.to(dtype=x.dtype), sin.to(dtype=x.dtype)), rotate_half
+# (cat((-x2, x1))) and apply_rotary_pos_emb ((q * cos) + (rotate_half(q) * sin)). Partial rotary as
+# apply_rotary_pos_emb does it where cos is narrower than the head (models/gpt_neox and others: rotary_dim =
+# cos.shape[-1]; rotate q[..., :rotary_dim], pass q[..., rotary_dim:] through), inv_freq over rotary_dim.
+# The keyword arguments inject the mistakes; cast_tables stands for x.dtype being bfloat16 or float16.
 def hf_rope(
     head_dim,
     base=10000.0,
@@ -116,15 +133,14 @@ def hf_rope(
     cast_tables=None,
     offset_twice=False,
 ):
-    """huggingface/transformers, src/transformers/models/llama/modeling_llama.py: inv_freq =
-    1 / base**(arange(0, dim, 2) / dim); emb = cat(freqs, freqs); x * cos + rotate_half(x) * sin;
-    cos.to(dtype=x.dtype). Partial rotary as in models/gpt_neox (rotate x[..., :rotary_ndims])."""
+    """Hugging Face's Llama rotary embedding in numpy, float32 as there, with optional mistakes."""
     r = head_dim if rotary_dim is None else rotary_dim
-    inv_freq = 1.0 / base ** (np.arange(0, r, 2, dtype=np.float64) / r)
+    inv_freq = (1.0 / (base ** (np.arange(0, r, 2, dtype=np.int64).astype(np.float32) / r))).astype(np.float32)
 
     def rotate_half(x):
-        x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2 :]
-        return np.concatenate([-x2, x1], axis=-1)
+        x1 = x[..., : x.shape[-1] // 2]
+        x2 = x[..., x.shape[-1] // 2 :]
+        return np.concatenate((-x2, x1), axis=-1)
 
     def fn(x, position_ids):
         x = np.asarray(x, dtype=np.float64)
@@ -133,15 +149,15 @@ def hf_rope(
             t = t + t[0]  # a cache offset added to positions that already hold it
         t = rounded(t, cast_positions) if cast_positions else t
         f = rounded(inv_freq, cast_freqs) if cast_freqs else inv_freq
-        freqs = t[:, None] * f[None, :]
+        freqs = t.astype(np.float32)[:, None] * f.astype(np.float32)[None, :]  # float32, as with autocast off
         freqs = rounded(freqs, cast_product) if cast_product else freqs
-        emb = np.concatenate([freqs, freqs], axis=-1)
-        cos, sin = np.cos(emb), np.sin(emb)
-        if cast_tables:
+        emb = np.concatenate((freqs, freqs), axis=-1)
+        cos, sin = np.cos(emb).astype(np.float64), np.sin(emb).astype(np.float64)
+        if cast_tables:  # cos.to(dtype=x.dtype) for a bfloat16 or float16 model
             cos, sin = rounded(cos, cast_tables), rounded(sin, cast_tables)
         lo = head_dim - r if last else 0
         rot, rest = x[..., lo : lo + r], np.concatenate([x[..., :lo], x[..., lo + r :]], axis=-1)
-        rot = rot * cos + rotate_half(rot) * sin
+        rot = (rot * cos) + (rotate_half(rot) * sin)
         if last:
             return np.concatenate([rest, rot], axis=-1)
         return np.concatenate([rot, pass_through * rest], axis=-1)
@@ -210,20 +226,37 @@ def test_cache_offset_applied_twice_is_named():
 # --- ALiBi: wrong rules for head counts that are not powers of two ----------------------------
 
 
+# Follows ofirpress/attention_with_linear_biases, fairseq/models/transformer.py, TransformerDecoder.__init__'s
+# get_slopes, at commit 4b92f28a005ead2567abe2359f633e73e08f3833 (start = 2**(-2**-(log2(n) - 3)), ratio = start;
+# other head counts: the closest lower power of two, then get_slopes(2 * closest)[0::2]). The repository turns
+# the list into a float32 torch.Tensor; alibi_from_the_repository below keeps that and its bias, slope * j.
 def get_slopes(n):
-    """ofirpress/attention_with_linear_biases, fairseq/models/transformer.py, get_slopes."""
+    """The slopes of ALiBi's reference code, as a list of Python floats."""
 
     def get_slopes_power_of_2(n):
         start = 2 ** (-(2 ** -(math.log2(n) - 3)))
-        return [start * start**i for i in range(n)]
+        ratio = start
+        return [start * ratio**i for i in range(n)]
 
     if math.log2(n).is_integer():
         return get_slopes_power_of_2(n)
-    closest = 2 ** math.floor(math.log2(n))
-    return get_slopes_power_of_2(closest) + get_slopes(2 * closest)[0::2][: n - closest]
+    closest_power_of_2 = 2 ** math.floor(math.log2(n))
+    return (
+        get_slopes_power_of_2(closest_power_of_2) + get_slopes(2 * closest_power_of_2)[0::2][: n - closest_power_of_2]
+    )
+
+
+def alibi_from_the_repository(n_heads, seq_len):
+    """The repository's bias: float32 slopes times arange(maxpos), every row alike (softmax is shift-invariant
+    per row, so under the causal mask this is the paper's -m (i - j))."""
+    slopes = np.asarray(get_slopes(n_heads), dtype=np.float32)
+    row = slopes[:, None] * np.arange(seq_len, dtype=np.float32)[None, :]
+    return np.broadcast_to(row[:, None, :], (n_heads, seq_len, seq_len)).astype(np.float64)
 
 
 def alibi_with(slopes_of):
+    """The paper's bias -m (i - j) (Press et al. 2022, section 3) for the slopes slopes_of(n_heads)."""
+
     def fn(n_heads, seq_len):
         m = np.asarray(slopes_of(n_heads), dtype=np.float64)
         i = np.arange(seq_len)
@@ -250,6 +283,10 @@ WRONG_RULES = {
 
 def test_paper_slopes_conform():
     assert diagnose("alibi", alibi_with(get_slopes)).ok
+
+
+def test_the_repositorys_own_bias_conforms_under_the_causal_mask():
+    assert diagnose("alibi", alibi_from_the_repository).ok
 
 
 @pytest.mark.parametrize("rule", sorted(WRONG_RULES))

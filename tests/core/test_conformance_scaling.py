@@ -56,16 +56,21 @@ def hf_proportional(head_dim, base, share, factor=1.0):
     return inv / factor
 
 
+# Follows huggingface/transformers, src/transformers/models/llama/modeling_llama.py at commit
+# 002272831fba584eb30dca9729c1be456836960a (rotate_half: cat((-x2, x1)); apply_rotary_pos_emb:
+# (q * cos) + (rotate_half(q) * sin); freqs = inv_freq @ position_ids in float32, emb = cat((freqs, freqs))), with
+# cos and sin multiplied by the attention factor as the later rotary embeddings do (emb.cos() * attention_scaling).
 def hf_rope(inv_freq, attention=1.0, *, layout="half", cos_sin_scale=None, zero_still=False):
     """apply_rotary_pos_emb with cos and sin times the attention factor (rotate_half, or interleaved pairs)."""
-    inv_freq = np.asarray(inv_freq, dtype=np.float64)
+    inv_freq = np.asarray(inv_freq, dtype=np.float32)  # a float32 buffer, as in transformers
     scale = attention if cos_sin_scale is None else cos_sin_scale
     half = inv_freq.size
 
     def fn(x, positions):
         x = np.asarray(x, dtype=np.float64)
-        freqs = np.asarray(positions, dtype=np.float64)[:, None] * inv_freq[None, :]
-        cos, sin = np.cos(freqs) * scale, np.sin(freqs) * scale
+        freqs = np.asarray(positions, dtype=np.float32)[:, None] * inv_freq[None, :]  # float32, autocast off
+        cos = (np.cos(freqs) * np.float32(scale)).astype(np.float64)
+        sin = (np.sin(freqs) * np.float32(scale)).astype(np.float64)
         if layout == "interleaved":
             a, b = x[..., 0::2], x[..., 1::2]
             out = np.empty_like(x)
