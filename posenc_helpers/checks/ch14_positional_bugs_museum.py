@@ -12,6 +12,7 @@ which shows them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from .._validation import require_choice, require_even_width, require_positive_real
@@ -43,7 +44,9 @@ def _verdict(report: Report, what: str) -> None:
     else:
         lines.append("The kit sees a difference no named mistake explains.")
     lines.extend(f"Where: {item.without_values()}." for item in report.evidence[:2])
-    lines.extend(f"The book explains {name!r} in {explained_in(name, report.kind)}." for name in report.bugs)
+    scaling = report.spec.get("scaling")
+    variant = scaling.get("method") if isinstance(scaling, Mapping) else None  # p-RoPE's pairs: chapter 13
+    lines.extend(f"The book explains {name!r} in {explained_in(name, report.kind, variant)}." for name in report.bugs)
     if report.unrecognised or not report.bugs:
         what_to_compare = "your slopes with the rule" if report.kind == "alibi" else "your code with the formula"
         lines.append(f"Compare {what_to_compare} of {formula_section(report.kind)}.")

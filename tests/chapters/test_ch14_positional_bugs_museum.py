@@ -221,6 +221,27 @@ def test_rope_check_points_to_the_book_section_of_the_mistake():
     assert "feature 0 turns into feature 1" in message  # what the function does, not what it should
 
 
+def test_rope_check_points_p_rope_mistakes_to_chapter_13(monkeypatch):
+    """The section named follows the spec's rescaling (explained_in's variant): under p-RoPE, chapter 13."""
+    from posenc_helpers.checks import ch14_positional_bugs_museum as module
+    from posenc_helpers.conformance import Report
+
+    def report_for(scaling):
+        spec = {"head_dim": 16, "base": 10000.0, "layout": "half"}
+        if scaling is not None:
+            spec["scaling"] = scaling
+        return Report("rope", spec, ok=False, bug="rotary-width", bugs=("rotary-width",))
+
+    for scaling, section in [
+        ({"method": "proportional", "share": 0.25}, 'chapter 13, "Proportional p-RoPE'),
+        (None, 'chapter 12, "Partial rotary"'),
+    ]:
+        monkeypatch.setattr(module, "diagnose", lambda kind, fn, _s=scaling, **spec: report_for(_s))
+        with pytest.raises(CheckFailed) as info:
+            check_conforming_rope(lambda x, t: x, head_dim=16, base=10000.0, layout="half")
+        assert f"The book explains 'rotary-width' in {section}" in str(info.value)
+
+
 # --------------------------------------------------------------------------- check_conforming_alibi
 def test_alibi_check_accepts_the_paper_slopes():
     assert check_conforming_alibi(alibi_by_hand())
