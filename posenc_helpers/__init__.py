@@ -68,7 +68,13 @@ from .long_context import scaled_rope_frequencies, unseen_angle_pairs
 from .metrics import linear_shift_fit, min_pairwise_distance
 from .mla import mla_scores
 from .offset_head import offset_head_closed_form, offset_head_profile, offset_head_weights, offset_score
-from .packing import packed_attention_mask, packed_position_ids
+from .packing import (
+    flash_varlen_cu_seqlens,
+    flash_varlen_is_packed,
+    packed_attention_mask,
+    packed_position_ids,
+    varlen_attention_mask,
+)
 from .partial_rotary import partial_rotary_pairs
 from .positions import integer_positions, normalized_positions
 from .precision import angle_errors, colliding_positions, rope_angles, round_to_bfloat16, round_to_precision
@@ -121,6 +127,9 @@ __all__ = [
     "sink_cache_positions",
     "packed_position_ids",
     "packed_attention_mask",
+    "flash_varlen_is_packed",
+    "flash_varlen_cu_seqlens",
+    "varlen_attention_mask",
     "llama4_attention_scale",
     "logn_attention_scale",
     "men_criterion",

@@ -1,9 +1,16 @@
 """Packed sequences: several documents in one row, positions restarting at every document.
 
 Training and serving stacks pack short documents into one row to avoid padding.
-Then each token's position must count from the start of *its* document, and a
-token may attend only to earlier tokens of the same document; otherwise RoPE
-sees offsets across documents and attention leaks between them.
+A token may then attend only to earlier tokens of the same document. Where that
+boundary comes from depends on the attention path:
+
+- an explicit mask (:func:`packed_attention_mask`, a 4-D mask in Hugging Face's
+  eager and SDPA paths) carries the boundaries itself; restarting the position
+  ids (:func:`packed_position_ids`) changes nothing for RoPE there;
+- Hugging Face's FlashAttention path with a batch of one and no mask derives the
+  boundaries *from* the position ids, at every restart to 0
+  (:func:`flash_varlen_is_packed`, :func:`flash_varlen_cu_seqlens`,
+  :func:`varlen_attention_mask`): there the restart *is* the mask.
 """
 
 from __future__ import annotations
@@ -12,9 +19,15 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import require_lengths
+from ._validation import as_integer_array, require_count, require_lengths
 
-__all__ = ["packed_attention_mask", "packed_position_ids"]
+__all__ = [
+    "flash_varlen_cu_seqlens",
+    "flash_varlen_is_packed",
+    "packed_attention_mask",
+    "packed_position_ids",
+    "varlen_attention_mask",
+]
 
 
 def packed_position_ids(document_lengths: Any) -> np.ndarray:
@@ -81,3 +94,152 @@ def packed_attention_mask(document_lengths: Any) -> np.ndarray:
     n = document.size
     causal = np.tril(np.ones((n, n), dtype=bool))
     return causal & (document[:, None] == document[None, :])
+
+
+def _as_position_ids(position_ids: Any, *, min_ndim: int) -> np.ndarray:
+    """``position_ids`` as an int64 array of at least ``min_ndim`` dimensions and at least one entry."""
+    ids = as_integer_array(position_ids, "position_ids")
+    if ids.ndim < min_ndim:
+        raise ValueError(
+            f"position_ids must have at least {min_ndim} dimension(s)"
+            + (" (batch, sequence)" if min_ndim == 2 else "")
+            + f", got shape {ids.shape}"
+        )
+    if ids.size == 0:
+        raise ValueError("position_ids must hold at least one position, got an empty array")
+    return ids
+
+
+def flash_varlen_is_packed(position_ids: Any, batch_size: Any) -> bool:
+    """Whether Hugging Face's FlashAttention path reads ``position_ids`` as packed documents.
+
+    transformers' ``_is_packed_sequence`` compares the ids with one run
+    ``min, min + 1, ...`` as long as ``position_ids.shape[1]`` and calls the
+    row packed when they differ anywhere, but only for a batch of one. Then the
+    document boundaries are taken from the ids (see
+    :func:`flash_varlen_cu_seqlens`); otherwise the whole row is one causal
+    sequence. Two consequences: ids that run on across documents (``0 .. n-1``)
+    are *not* packed, so the documents see each other; and 3-row M-RoPE ids of
+    shape ``(3, 1, n)`` (``shape[1]`` is then the batch) are read as packed.
+
+    Parameters
+    ----------
+    position_ids : array_like of int
+        The ids as passed to the attention, shape ``(batch, n)`` or, for
+        M-RoPE, ``(3, batch, n)``.
+    batch_size : int
+        The batch size of the queries, ``>= 1``.
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    TypeError
+        If ``position_ids`` does not hold integers, or ``batch_size`` is not an integer.
+    ValueError
+        If ``position_ids`` has fewer than two dimensions or no entry, or ``batch_size < 1``.
+
+    References
+    ----------
+    .. [1] Hugging Face, transformers, ``src/transformers/modeling_flash_attention_utils.py``
+       (``_is_packed_sequence``); transformers pull request #44911 and issue #44643
+       (Qwen3.5's 3-D M-RoPE ids taken for packed documents).
+
+    Examples
+    --------
+    >>> flash_varlen_is_packed([[0, 1, 2, 0, 1]], batch_size=1)
+    True
+    >>> flash_varlen_is_packed([[0, 1, 2, 3, 4]], batch_size=1)     # running ids: one sequence
+    False
+    >>> flash_varlen_is_packed([[[0, 1, 2]], [[0, 1, 2]], [[0, 1, 2]]], batch_size=1)   # M-RoPE, text only
+    True
+    """
+    ids = _as_position_ids(position_ids, min_ndim=2)
+    batch = require_count(batch_size, "batch_size", minimum=1)
+    one_run = np.arange(ids.shape[1]) + ids.min()
+    return bool(batch == 1 and np.abs(one_run - ids).sum() != 0)
+
+
+def flash_varlen_cu_seqlens(position_ids: Any) -> np.ndarray:
+    """The cumulative sequence lengths Hugging Face derives from ``position_ids`` for FlashAttention.
+
+    transformers' ``prepare_fa_kwargs_from_position_ids`` (called by
+    ``_prepare_from_posids``) flattens the ids, takes the index of every 0 as the
+    start of a sequence, and appends the number of ids: ``cu_seqlens``, whose
+    consecutive differences are the documents' lengths. ``flash_attn_varlen_func``
+    then attends causally inside each ``[cu[j], cu[j + 1])`` only.
+
+    Parameters
+    ----------
+    position_ids : array_like of int
+        Any shape with at least one entry; it is flattened as transformers does.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64, the indices of the zeros of the flattened ids followed by their count.
+
+    Raises
+    ------
+    TypeError
+        If ``position_ids`` does not hold integers.
+    ValueError
+        If ``position_ids`` is empty.
+
+    References
+    ----------
+    .. [1] Hugging Face, transformers, ``src/transformers/modeling_flash_attention_utils.py``
+       (``prepare_fa_kwargs_from_position_ids``, ``_prepare_from_posids``).
+
+    Examples
+    --------
+    >>> flash_varlen_cu_seqlens([[0, 1, 2, 0, 1, 0, 1, 2, 3]]).tolist()
+    [0, 3, 5, 9]
+    >>> flash_varlen_cu_seqlens([[[0, 1, 2]], [[0, 1, 2]], [[0, 1, 2]]]).tolist()   # 9 ids for 3 tokens
+    [0, 3, 6, 9]
+    """
+    flat = _as_position_ids(position_ids, min_ndim=0).reshape(-1)
+    return np.concatenate([np.flatnonzero(flat == 0), [flat.size]]).astype(np.int64)
+
+
+def varlen_attention_mask(cu_seqlens: Any) -> np.ndarray:
+    """The mask that causal ``flash_attn_varlen_func`` applies for given cumulative sequence lengths.
+
+    Token ``i`` sees token ``j`` when ``j <= i`` and both lie in the same
+    segment ``[cu[s], cu[s + 1])``: the block-diagonal causal mask of
+    :func:`packed_attention_mask` with lengths ``diff(cu_seqlens)``.
+
+    Parameters
+    ----------
+    cu_seqlens : array_like of int
+        Strictly increasing, starting at 0, at least two entries.
+
+    Returns
+    -------
+    numpy.ndarray
+        Boolean, shape ``(cu[-1], cu[-1])``; True where attention is allowed
+        (query row, key column).
+
+    Raises
+    ------
+    TypeError
+        If ``cu_seqlens`` does not hold integers.
+    ValueError
+        If it is not one-dimensional, has fewer than two entries, does not start
+        at 0 or is not strictly increasing.
+
+    Examples
+    --------
+    >>> varlen_attention_mask([0, 2, 3]).astype(int).tolist()
+    [[1, 0, 0], [1, 1, 0], [0, 0, 1]]
+    """
+    cu = as_integer_array(cu_seqlens, "cu_seqlens")
+    if cu.ndim != 1 or cu.size < 2:
+        raise ValueError(f"cu_seqlens must be one-dimensional with at least two entries, got shape {cu.shape}")
+    if cu[0] != 0:
+        raise ValueError(f"cu_seqlens must start at 0, got {int(cu[0])}")
+    if np.any(np.diff(cu) <= 0):
+        raise ValueError("cu_seqlens must be strictly increasing (every segment at least one token long)")
+    return packed_attention_mask(np.diff(cu).tolist())
