@@ -1,4 +1,5 @@
-"""Checks for chapter 13: proportional p-RoPE frequencies, and the RoPE base of every layer of a 2026 config."""
+"""Checks for chapter 13: proportional p-RoPE frequencies, the RoPE base of every layer of a 2026 config, and the
+document boundaries FlashAttention's path reads from a packed row's position ids."""
 
 from __future__ import annotations
 
@@ -7,13 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import describe_value, require_even_width, require_positive_real
+from .._validation import as_integer_array, describe_value, require_even_width, require_positive_real
 from ..long_context import scaled_rope_frequencies
 from ..rope import rope_frequencies
-from ._compare import compare_arrays
-from ._core import CheckResult, is_placeholder, not_attempted, passed
+from ._compare import as_answer_array, call_student_function, compare_arrays
+from ._core import CheckFailed, CheckResult, is_placeholder, not_attempted, passed
 
-__all__ = ["check_proportional_frequencies", "check_layer_bases"]
+__all__ = ["check_proportional_frequencies", "check_layer_bases", "check_varlen_boundaries"]
 
 
 def _proportional_mistakes(
@@ -267,4 +268,128 @@ def check_layer_bases(answer: Any, *, config: Any) -> CheckResult:
     return passed(
         f"{rope_count} of {n} layers rotate, each with its own layer type's base; the others are NoPE.",
         check="check_layer_bases",
+    )
+
+
+# --------------------------------------------------------------------------- packed rows on the FlashAttention path
+# The rows the check runs the student's function on besides the exercise's own: one document whose ids
+# run on, documents of one token each, and a last document of one token.
+_VARLEN_ROWS = (
+    ("a row whose ids run on from 0 (one document)", np.arange(7)),
+    ("a row of four one-token documents", np.zeros(4, dtype=np.int64)),
+    ("a row whose last document has one token", np.array([0, 1, 2, 0])),
+)
+
+
+def _varlen_reference(ids: np.ndarray) -> np.ndarray:
+    return np.append(np.flatnonzero(ids == 0), ids.size).astype(float)
+
+
+def _varlen_mistakes(ids: np.ndarray) -> list[tuple[np.ndarray, str]]:
+    """The arrays that named mistakes give for one row (those equal to the answer dropped)."""
+    expected = _varlen_reference(ids)
+    falls = np.append(np.concatenate([[0], np.flatnonzero(np.diff(ids) < 0) + 1]), ids.size).astype(float)
+    mistakes = [
+        (np.diff(expected), "these are the documents' lengths; cu_seqlens accumulates them, from 0 to the row's end."),
+        (
+            expected[:-1],
+            "the last entry is missing: after the starts comes the number of ids, where the last document ends.",
+        ),
+        (expected[1:], "the first entry is missing: the first document starts at index 0."),
+        (
+            falls,
+            "a document starts at every id equal to 0, also where the ids do not decrease (two one-token "
+            "documents in a row).",
+        ),
+    ]
+    return [(m, h) for m, h in mistakes if m.shape != expected.shape or not np.array_equal(m, expected)]
+
+
+def check_varlen_boundaries(answer: Any, *, position_ids: Any) -> CheckResult:
+    """Check a function that reads the document boundaries of a packed row as FlashAttention's path does.
+
+    The answer is a function of one argument, the position ids of one packed
+    row (a 1-D integer array), returning the cumulative sequence lengths
+    ``cu_seqlens`` that Hugging Face's FlashAttention path derives from them:
+    the index of every id equal to 0, in order, then the number of ids. The
+    check runs it on ``position_ids`` and on three rows of its own (ids that
+    run on, one-token documents, a last document of one token). Hints name the
+    usual slips: the documents' lengths instead of their cumulative sums, the
+    final entry or the first one left out, and documents started where the ids
+    decrease rather than at every 0.
+
+    Parameters
+    ----------
+    answer : callable or None
+        The student's function (``None`` or ``...`` while not attempted).
+    position_ids : array_like of int
+        The exercise's packed row, one-dimensional, non-negative.
+
+    Returns
+    -------
+    CheckResult
+        Truthy if correct, falsy if not attempted; displays its message.
+
+    Raises
+    ------
+    CheckFailed
+        If the answer is not a function or returns wrong boundaries for a row;
+        the message names the row and the recognised mistake, never the
+        expected values.
+    TypeError, ValueError
+        If ``position_ids`` is not a one-dimensional array of integers ``>= 0``.
+
+    References
+    ----------
+    .. [1] Hugging Face, transformers, ``src/transformers/modeling_flash_attention_utils.py``
+       (``prepare_fa_kwargs_from_position_ids``, ``_prepare_from_posids``).
+
+    Examples
+    --------
+    >>> check_varlen_boundaries(None, position_ids=[0, 1, 0, 1, 2])
+    Not attempted yet.
+    Replace the placeholder with your function of one row of position ids, then run the cell again.
+    >>> import numpy as np
+    >>> check_varlen_boundaries(lambda ids: np.diff(np.append(np.flatnonzero(np.asarray(ids) == 0), len(ids))),
+    ...                         position_ids=[0, 1, 0, 1, 2])
+    Traceback (most recent call last):
+        ...
+    posenc_helpers.checks.CheckFailed: your function's result for the exercise's row is not yet its cumulative
+    sequence lengths. Hint: these are the documents' lengths; cu_seqlens accumulates them, from 0 to the row's end.
+    """
+    ids = as_integer_array(position_ids, "position_ids")
+    if ids.ndim != 1 or ids.size == 0:
+        raise ValueError(f"position_ids must be one packed row: a non-empty 1-D array, got shape {ids.shape}")
+    if (ids < 0).any():
+        raise ValueError("position_ids must hold ids >= 0")
+    if is_placeholder(answer):
+        return not_attempted("your function of one row of position ids")
+    if not callable(answer):
+        raise CheckFailed(f"the answer should be a function of one row of position ids; got {type(answer).__name__}.")
+    for label, row in (("the exercise's row", ids), *_VARLEN_ROWS):
+        result = call_student_function(answer, row.copy(), call=f"your function on {label}")
+        name = f"your function's result for {label}"
+        expected = _varlen_reference(row)
+        array = as_answer_array(result, name)
+        for mistake, hint in _varlen_mistakes(row):
+            if mistake.shape == array.shape and np.array_equal(array, mistake):
+                raise CheckFailed(f"{name} is not yet its cumulative sequence lengths. Hint: {hint}")
+        if array.shape != expected.shape:
+            raise CheckFailed(
+                f"{name} has the wrong shape {array.shape}: it should be one-dimensional, one entry per document "
+                "start and one more for the end of the row."
+            )
+        compare_arrays(
+            array,
+            expected,
+            name=name,
+            description="its cumulative sequence lengths",
+            axes=("entry",),
+            atol=0.0,
+            rtol=0.0,
+            given=result,
+        )
+    return passed(
+        "a document starts at every 0 and the row's length closes the list, for the exercise's row and three others.",
+        check="check_varlen_boundaries",
     )

@@ -10,7 +10,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from posenc_helpers.checks import CheckFailed, check_layer_bases, check_proportional_frequencies
+from posenc_helpers.checks import (
+    CheckFailed,
+    check_layer_bases,
+    check_proportional_frequencies,
+    check_varlen_boundaries,
+)
 from posenc_helpers.plotting import plot_rotating_pairs
 from posenc_helpers.widgets import RotaryFractionExplorer
 
@@ -86,6 +91,49 @@ def test_layer_bases_check_names_the_default_of_code_that_reads_the_old_field():
         check_layer_bases([1e6, 1e6, 1e6, 5e5] * 2, config=config)
 
 
+# a packed row: documents of 4, 2, 3 and 1 tokens; zeros at 0, 4, 6, 9 and 10 ids in all
+ROW = [0, 1, 2, 3, 0, 1, 0, 1, 2, 0]
+ROW_CU = [0, 4, 6, 9, 10]
+
+
+def zeros_then_length(start=0):
+    """cu_seqlens by hand: the index of every id equal to ``start``, then the number of ids (start 0 is right)."""
+    return lambda ids: [i for i, p in enumerate(ids) if p == start] + [len(ids)]
+
+
+def test_varlen_check_accepts_the_boundaries_and_names_the_usual_slips():
+    assert zeros_then_length()(ROW) == ROW_CU
+    assert check_varlen_boundaries(zeros_then_length(), position_ids=ROW)
+    assert not check_varlen_boundaries(None, position_ids=ROW)
+    with pytest.raises(CheckFailed, match="documents' lengths"):
+        check_varlen_boundaries(lambda ids: [4, 2, 3, 1] if len(ids) == 10 else [len(ids)], position_ids=ROW)
+    with pytest.raises(CheckFailed, match="last entry is missing"):
+        check_varlen_boundaries(lambda ids: zeros_then_length()(ids)[:-1], position_ids=ROW)
+    with pytest.raises(CheckFailed, match="first entry is missing"):
+        check_varlen_boundaries(lambda ids: zeros_then_length()(ids)[1:], position_ids=ROW)
+    # starts where the ids fall: right on the exercise's row, wrong on one-token documents [0, 0, 0, 0]
+    falls = lambda ids: [0] + [i for i in range(1, len(ids)) if ids[i] < ids[i - 1]] + [len(ids)]  # noqa: E731
+    assert falls(ROW) == ROW_CU
+    with pytest.raises(CheckFailed, match="one-token documents") as info:
+        check_varlen_boundaries(falls, position_ids=ROW)
+    assert "do not decrease" in str(info.value)
+    with pytest.raises(CheckFailed, match="function"):
+        check_varlen_boundaries(ROW_CU, position_ids=ROW)
+    with pytest.raises(CheckFailed, match="raised ZeroDivisionError"):
+        check_varlen_boundaries(lambda ids: 1 / 0, position_ids=ROW)
+
+
+def test_varlen_check_never_reveals_the_boundaries():
+    with pytest.raises(CheckFailed) as info:
+        check_varlen_boundaries(zeros_then_length(start=1), position_ids=ROW)  # [1, 5, 7, 10]: a wrong shape
+    message = str(info.value)
+    assert "[0, 4, 6, 9, 10]" not in message and "(5,)" not in message
+    with pytest.raises(CheckFailed) as info:
+        check_varlen_boundaries(lambda ids: [0, 4, 7, 9, 10], position_ids=ROW)
+    message = str(info.value)
+    assert "entry 2" in message and " 6" not in message
+
+
 def test_plot_marks_the_pairs_that_do_not_turn():
     ax = plot_rotating_pairs(8, 0.5, style="partial")
     # turning wavelengths 2 pi / 1 and 2 pi / 0.01; pairs 2 and 3 never turn
@@ -116,6 +164,12 @@ POLICY_CASES = {
         PARTIAL_8,
     ),
     "check_layer_bases": (lambda a: check_layer_bases(a, config=CONFIG), BASES, [10000.0] * 8),
+    # the answer is a function: the parameter is the id that starts a document (0 is right)
+    "check_varlen_boundaries": (
+        lambda a: check_varlen_boundaries(zeros_then_length(start=a), position_ids=ROW),
+        0.0,
+        1.0,
+    ),
 }
 
 # Bad input to the chapter's helpers (tests/core/test_bad_input.py runs them): the call,
@@ -147,6 +201,9 @@ BAD_INPUT_CASES = [
         TypeError,
         ["sliding_attention", "mapping"],
     ),
+    (lambda: check_varlen_boundaries(None, position_ids=[[0, 1]]), ValueError, ["position_ids", "1-D"]),
+    (lambda: check_varlen_boundaries(None, position_ids=[0, -1]), ValueError, ["position_ids", ">= 0"]),
+    (lambda: check_varlen_boundaries(None, position_ids=["a"]), TypeError, ["position_ids"]),
     (lambda: plot_rotating_pairs(8, 0.5, style="diagonal"), ValueError, ["style", "partial"]),
     (lambda: plot_rotating_pairs(8, 0.0, style="partial"), ValueError, ["partial_rotary_factor"]),
     (lambda: RotaryFractionExplorer(head_dim=24), ValueError, ["head_dim", "multiple of 16"]),
