@@ -11,17 +11,22 @@ settings the record uses (``PROTOCOL``, ``DEFAULT_CONFIGS`` per task, ``CONTROLS
 * every position hook (each method, at the training length and 16 times it);
 * five steps of text training of every method, and of each control; their losses
   and weights; the held-out loss at L and 2L and per position; RoPE's pair norms;
-* the offset and retrieval tasks: training, accuracies, attention;
+* the sliding-window reference of every method's text model;
+* the offset task (training, accuracy, attention) and the question tasks (the content
+  lookup, the marker and the order task: training, accuracy far, near and with the
+  context shuffled, and the bag-of-tokens control);
 * two budgets from one run; a fine-tune with YaRN at 2L and a linear rescaling;
-* the n-gram baselines on a few windows; the verdict rules applied to the record's
-  own numbers;
+* the n-gram baselines on a few windows; the summaries, the statistical rules and the
+  verdict functions applied to the record's own numbers;
 * ``record_lab`` itself on a miniature protocol (two seeds, budgets of 2 and 4 steps),
   so that a change in how the record is put together shows too.
 
 Bitwise equality of two probes on one machine says the code computes the same
 numbers on these inputs; it says nothing about inputs the probe does not reach
 (a branch taken only at other sizes), which is why numerics changes still need
-``make record-lab``.
+``make record-lab``. The probe calls the lab's public API as it is now (issue 34's
+question tasks and verdict functions): under a base commit older than that API it
+fails, and the change has to be re-recorded instead of re-keyed.
 """
 
 from __future__ import annotations
@@ -77,8 +82,8 @@ def _miniature_record(protocol: Any) -> dict:
 
     small = dataclasses.replace(
         protocol, budgets=(2, 4), seeds=(0, 1), batch_size=2, warmup=1, multiples=(1, 2), sweep_multiples=(1, 2),
-        windows=2, ngram_orders=(1, 2), retrieval_steps=2, retrieval_batch_size=2, retrieval_windows=2,
-        rescue_steps=1, rescue_batch_size=1,
+        windows=2, ngram_orders=(1, 2), retrieval_steps=2, marker_steps=2, order_steps=2, question_batch_size=2,
+        question_windows=2, rescue_steps=1, rescue_batch_size=1,
     )  # fmt: skip
     with tempfile.TemporaryDirectory() as folder:
         record = lab.record_lab(f"{folder}/record.json", protocol=small, progress=False)
@@ -107,6 +112,7 @@ def probe() -> dict[str, object]:
         out[f"text {method}"] = _model_numbers(model)
         out[f"length losses {method}"] = lab.length_losses(model, [length, 2 * length], windows=2)
         out[f"position losses {method}"] = lab.position_losses(model, 2 * length, windows=2)
+        out[f"sliding {method}"] = lab.sliding_window_losses(model, windows=2, stride=protocol.sliding_stride)
         if method == "rope":
             out["pair norms"] = lab.rope_pair_norms(model, windows=2)
             tuned = lab.fine_tune(
@@ -127,16 +133,41 @@ def probe() -> dict[str, object]:
         lab.offset_accuracy(offset, [16, 32], windows=2),
         lab.offset_attention(offset, 32, windows=2),
     ]
-    retrieval = lab.train("t5", task="retrieval", train_len=16, steps=4, **common)
-    out["retrieval"] = [
-        _model_numbers(retrieval),
-        lab.retrieval_accuracy(retrieval, [16, 32], windows=4),
-        lab.retrieval_accuracy(retrieval, [32], placement="near", windows=4),
-    ]
+    question_lengths = [16, 32]
+    for method, task in (("t5", "retrieval"), ("rope", "marker"), ("alibi", "order")):
+        model = lab.train(method, task=task, train_len=16, steps=4, **common)
+        scores = {
+            placement: lab.question_accuracy(model, question_lengths, placement=placement, windows=4)
+            for placement in ("far", "near")
+        }
+        scores["shuffled"] = lab.question_accuracy(model, question_lengths, windows=4, shuffled=True)
+        out[task] = [_model_numbers(model), scores, protocol.question_steps(task), lab.question_threshold(task)]
+        out[f"bag of tokens {task}"] = {
+            placement: lab.bag_of_tokens_accuracy(task, question_lengths, train_len=16, placement=placement, windows=8)
+            for placement in ("far", "near")
+        }
+        if task == "retrieval":
+            out["retrieval accuracy"] = lab.retrieval_accuracy(model, [32], placement="near", windows=4)
     out["ngram"] = lab.ngram_baselines(dataclasses.replace(protocol, ngram_orders=(1, 3)), seed=0, windows=4)
     out["miniature record"] = _miniature_record(protocol)
     record = trained_extrapolation()
-    out["verdicts"] = [lab.extrapolation_verdicts(record["text"]), lab.retrieval_verdicts(record["retrieval"])]
+    seeds, largest = protocol.seeds, protocol.largest
+    out["verdicts"] = {
+        "sliding": lab.extrapolation_verdicts(record["text"], seeds, largest),
+        "over L": lab.extrapolation_verdicts(record["text"], seeds, largest, rise="rise"),
+        "reach": {
+            task: lab.question_reach(record["questions"][task], seeds, protocol.lengths, lab.question_threshold(task))
+            for task in lab.QUESTION_TASKS
+        },
+    }
+    live = {method: record["text"][method][str(seeds[0])][str(largest)] for method in lab.METHODS}
+    out["reproduces"] = lab.reproduces_record(live, record, largest)
+    rises = np.array([record["text"]["rope"][str(seed)][str(largest)]["rise_sliding"] for seed in seeds])
+    out["rules"] = [
+        lab.rise_verdict(rises[:, 1:], protocol.margin),
+        [lab.one_sided_bound(rises[:, k], side) for k in range(rises.shape[1]) for side in ("upper", "lower")],
+        lab.summarise_text(np.arange(12.0).reshape(4, 3) ** 0.5, np.linspace(0.5, 2.0, 4)),
+    ]
     return out
 
 

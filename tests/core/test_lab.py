@@ -200,6 +200,94 @@ def test_retrieval_batches_plant_one_key_and_score_only_the_query():
     np.testing.assert_array_equal(weights.sum(axis=1), 1) and np.testing.assert_array_equal(weights[:, -1], 1)
 
 
+def test_question_sequences_plant_what_each_task_asks_for():
+    """Read off the tokens, independently of how they were drawn: the marker's successor is the
+    answer and the marker never sits right before the query; the later of two distinct keys is
+    the answer; every planted token lies span[0] .. span[1] - 1 positions before the query."""
+    rng = np.random.default_rng(11)
+    n, alphabet, count = 20, 6, 400
+    tokens, answers = lab.question_sequences("marker", count, n, (3, 9), alphabet, rng)
+    assert tokens.shape == (count, n) and answers.shape == (count,)
+    assert (tokens[:, -1] == 2 * alphabet + 1).all()
+    rows, where = np.nonzero(tokens[:, :-1] == 2 * alphabet)
+    np.testing.assert_array_equal(rows, np.arange(count))  # one marker per sequence
+    distances = n - 1 - where
+    assert distances.min() == 3 and distances.max() == 8
+    np.testing.assert_array_equal(answers, tokens[rows, where + 1])  # the token after the marker
+    filler = np.ones_like(tokens, bool)
+    filler[rows, where] = False
+    filler[:, -1] = False
+    assert (tokens[filler] < alphabet).all() and (answers < alphabet).all()
+    # over the widest span a marker can take, it is never right before the query
+    tokens, answers = lab.question_sequences("marker", count, 6, (2, 6), alphabet, rng)
+    where = (tokens[:, :-1] == 2 * alphabet).argmax(axis=1)
+    assert where.max() == 3 and where.min() == 0 and (tokens[:, -2] != 2 * alphabet).all()
+    np.testing.assert_array_equal(answers, tokens[np.arange(count), where + 1])
+
+    tokens, answers = lab.question_sequences("order", count, n, (2, 7), alphabet, rng)
+    assert (tokens[:, -1] == 2 * alphabet).all()
+    is_key = (tokens[:, :-1] >= alphabet) & (tokens[:, :-1] < 2 * alphabet)
+    np.testing.assert_array_equal(is_key.sum(axis=1), 2)  # two places, hence two keys
+    assert (tokens[:, :-1][~is_key] < alphabet).all()
+    places = np.array([np.flatnonzero(row) for row in is_key])  # (count, 2), earlier first
+    earlier, later = tokens[np.arange(count), places[:, 0]], tokens[np.arange(count), places[:, 1]]
+    assert (earlier != later).all()  # two different keys
+    np.testing.assert_array_equal(answers, later)
+    assert (n - 1 - places).min() == 2 and (n - 1 - places).max() == 6
+    assert 0.4 < (answers == np.maximum(earlier, later)).mean() < 0.6  # the later key is not the larger one
+
+    tokens, answers = lab.question_sequences("retrieval", count, n, (4, 5), alphabet, rng)
+    np.testing.assert_array_equal(tokens[:, n - 1 - 4], answers)  # span (4, 5): always 4 back
+
+
+@pytest.mark.parametrize(
+    "task, length, span",
+    [
+        ("marker", 10, (1, 5)),  # the marker must be at least two back (its successor is not the query)
+        ("order", 10, (3, 4)),  # two places need a span of two
+        ("retrieval", 10, (0, 5)),
+        ("retrieval", 10, (5, 11)),  # past the sequence
+        ("retrieval", 10, (5, 5)),
+    ],
+)
+def test_question_sequences_name_a_bad_span(task, length, span):
+    with pytest.raises(ValueError, match="span"):
+        lab.question_sequences(task, 2, length, span, 4, np.random.default_rng(0))
+
+
+def test_question_sequences_name_a_bad_task():
+    with pytest.raises(ValueError, match="task"):
+        lab.question_sequences("text", 2, 10, (1, 5), 4, np.random.default_rng(0))
+
+
+def test_marker_batches_ask_for_the_previous_token_and_the_successor_of_the_marker():
+    n, alphabet, count = 12, 5, 300
+    inputs, targets, weights = lab.training_batch("marker", n, count, seed=2, step=3, alphabet=alphabet)
+    assert (inputs[:, -1] == 2 * alphabet + 1).all()
+    rows, where = np.nonzero(inputs[:, :-1] == 2 * alphabet)
+    np.testing.assert_array_equal(rows, np.arange(count))
+    assert where.min() == 0 and where.max() == n - 3  # every place a training sequence can hold
+    np.testing.assert_array_equal(targets[:, -1], inputs[rows, where + 1])  # the query's answer
+    for i in range(1, n - 1):  # every other position: the token right before it
+        np.testing.assert_array_equal(targets[:, i], inputs[:, i - 1])
+    np.testing.assert_array_equal(weights[:, 0], 0)
+    np.testing.assert_allclose(weights[:, 1:-1], 1 / 10, rtol=1e-6)  # 1 / (n - 2), by hand
+    np.testing.assert_array_equal(weights[:, -1], 1)
+    np.testing.assert_allclose(weights[:, 1:-1].sum(axis=1), weights[:, -1], rtol=1e-6)
+
+
+def test_order_batches_score_only_the_query():
+    n, alphabet, count = 10, 4, 300
+    inputs, targets, weights = lab.training_batch("order", n, count, seed=1, step=2, alphabet=alphabet)
+    assert (inputs[:, -1] == 2 * alphabet).all()
+    is_key = (inputs[:, :-1] >= alphabet) & (inputs[:, :-1] < 2 * alphabet)
+    np.testing.assert_array_equal(is_key.sum(axis=1), 2)
+    last_key = np.array([row[np.flatnonzero(keys)[-1]] for row, keys in zip(inputs, is_key, strict=True)])
+    np.testing.assert_array_equal(targets[:, -1], last_key)
+    np.testing.assert_array_equal(weights[:, :-1], 0)
+    np.testing.assert_array_equal(weights[:, -1], 1)
+
+
 def test_batches_depend_on_seed_and_step_only():
     a = lab.training_batch("text", 8, 3, seed=1, step=4)
     b = lab.training_batch("text", 8, 3, seed=1, step=4)
@@ -398,6 +486,170 @@ def test_retrieval_accuracy_by_hand_on_a_model_that_always_answers_one_symbol():
     np.testing.assert_array_equal(lab.retrieval_accuracy(model, [8, 16], windows=10), [0.0, 0.0])
 
 
+def _always_model(task, symbol, alphabet):
+    """A NoPE model whose every token embeds to the same vector e and whose blocks add nothing
+    (all their weights zero): the last layer norm sees e at every position, and only column
+    ``symbol`` of the unembedding is e, so the most likely output is always ``symbol``."""
+    params = jax.tree_util.tree_map(np.zeros_like, lab.init_params(jax.random.PRNGKey(0), TINY))
+    e = np.zeros(TINY.d_model, np.float32)
+    e[:2] = 1.0, -1.0
+    params["embed"] = np.tile(e, (TINY.vocab, 1))
+    params["norm"] = np.ones(TINY.d_model, np.float32)
+    params["unembed"] = np.zeros((TINY.d_model, TINY.vocab), np.float32)
+    params["unembed"][:, symbol] = e
+    return lab.TrainedModel("nope", task, TINY, params, 8, 0, 1, np.zeros(1), 0.0, alphabet=alphabet)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", ["marker", "order", "retrieval"])
+def test_question_accuracy_of_models_that_always_answer_one_symbol(task):
+    """Worked out without the code under test: with alphabet 2 the answers take two values
+    (filler 0 or 1 for the marker; keys 2 or 3 otherwise), so on the same sequences the
+    accuracies of the two models that always name one of them add up to exactly 1, and a
+    model that names a symbol that is never an answer scores 0. A constant model ignores
+    the order of its context: shuffled, it scores the same."""
+    alphabet, windows, lengths = 2, 40, [8, 16, 32]
+    answers = (0, 1) if task == "marker" else (2, 3)
+    never = 2 * alphabet  # the marker, or the query of order and retrieval
+    for placement in ("far", "near"):
+        scores = {
+            symbol: lab.question_accuracy(
+                _always_model(task, symbol, alphabet), lengths, placement=placement, windows=windows
+            )
+            for symbol in (*answers, never)
+        }
+        np.testing.assert_allclose(scores[answers[0]] + scores[answers[1]], 1.0, rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(scores[never], 0.0)
+        assert ((scores[answers[0]] > 0) & (scores[answers[0]] < 1)).all()
+        np.testing.assert_allclose(scores[answers[0]] * windows % 1, 0, atol=1e-9)  # a count out of 40
+        shuffled = lab.question_accuracy(
+            _always_model(task, answers[0], alphabet), lengths, placement=placement, windows=windows, shuffled=True
+        )
+        np.testing.assert_array_equal(shuffled, scores[answers[0]])
+    if task == "retrieval":
+        model = _always_model(task, 2, alphabet)
+        np.testing.assert_array_equal(lab.retrieval_accuracy(model, lengths, windows=windows),
+                                      lab.question_accuracy(model, lengths, windows=windows))  # fmt: skip
+
+
+def test_question_accuracy_names_its_bad_arguments():
+    model = _always_model("order", 2, 2)
+    for shuffled in (1, "yes", None):
+        with pytest.raises(TypeError, match="shuffled"):
+            lab.question_accuracy(model, [8], shuffled=shuffled)
+    with pytest.raises(ValueError, match="placement"):
+        lab.question_accuracy(model, [8], placement="middle")
+    with pytest.raises(ValueError, match="max_positions"):
+        lab.question_accuracy(model, [8, 128])
+    with pytest.raises(ValueError, match="lengths"):
+        lab.question_accuracy(model, [4])
+    with pytest.raises(ValueError, match="windows"):
+        lab.question_accuracy(model, [8], windows=0)
+    for task in ("text", "offset"):
+        with pytest.raises(ValueError, match="question_accuracy needs a model trained on one of"):
+            lab.question_accuracy(_constant_model(task), [8])
+    with pytest.raises(ValueError, match="task='retrieval'"):
+        lab.retrieval_accuracy(model, [8])
+    with pytest.raises(TypeError, match="model must be a TrainedModel"):
+        lab.question_accuracy("model", [8])
+
+
+def _marker_bag_accuracy_by_hand(m):
+    """alphabet 2, m filler tokens (n0 zeros, n1 = m - n0 ones), each equally likely to be the
+    answer: the most frequent symbol is right with probability max(n0, n1) / m (a tie, n0 = n1,
+    counts once: either guess is right half the time); n0 is Binomial(m, 1/2)."""
+    return sum(math.comb(m, k) * max(k, m - k) / m for k in range(m + 1)) / 2**m
+
+
+def test_bag_of_tokens_accuracy_by_hand():
+    assert lab.bag_of_tokens_accuracy("order", [8, 16], train_len=8).tolist() == [0.5, 0.5]
+    assert lab.bag_of_tokens_accuracy("retrieval", [8, 16], train_len=8, placement="near").tolist() == [1.0, 1.0]
+    # lengths 8 and 9: 6 and 7 filler tokens (all but the marker and the query)
+    exact = [_marker_bag_accuracy_by_hand(6), _marker_bag_accuracy_by_hand(7)]
+    assert exact == pytest.approx([252 / 384, 588 / 896])  # the sums written out: both 21/32
+    windows = 20000
+    for placement in ("far", "near"):
+        estimate = lab.bag_of_tokens_accuracy(
+            "marker", [8, 9], train_len=8, placement=placement, windows=windows, alphabet=2, seed=3
+        )
+        bound = 4 * np.sqrt(np.array(exact) * (1 - np.array(exact)) / windows)  # 4 standard errors at most
+        assert (np.abs(estimate - exact) < bound).all(), (estimate, exact, bound)
+    # a large alphabet: only a little above chance
+    wide = lab.bag_of_tokens_accuracy("marker", [64], train_len=64, windows=256)[0]
+    assert 1 / 32 < wide < 0.2
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, word",
+    [
+        (dict(task="copy"), ValueError, "task"),
+        (dict(task=3), TypeError, "task"),
+        (dict(train_len=1), ValueError, "train_len"),
+        (dict(train_len=8.0), TypeError, "train_len"),
+        (dict(lengths=[4]), ValueError, "lengths"),
+        (dict(lengths=8), TypeError, "lengths"),
+        (dict(placement="middle"), ValueError, "placement"),
+        (dict(windows=0), ValueError, "windows"),
+        (dict(seed=-1), ValueError, "seed"),
+        (dict(alphabet=1), ValueError, "alphabet"),
+        (dict(alphabet=2.0), TypeError, "alphabet"),
+    ],
+)
+def test_bag_of_tokens_accuracy_names_its_bad_arguments(kwargs, error, word):
+    arguments = {"task": "marker", "lengths": [8], "train_len": 8, **kwargs}
+    task, lengths = arguments.pop("task"), arguments.pop("lengths")
+    with pytest.raises(error, match=word):
+        lab.bag_of_tokens_accuracy(task, lengths, **arguments)
+
+
+@pytest.fixture(scope="module")
+def two_step_text_model():
+    from posenc_helpers.lab.training import TINY as SMALL
+
+    return lab.train("rope", train_len=8, steps=2, batch_size=2, warmup=1, config=SMALL, progress=False)
+
+
+@pytest.mark.slow
+def test_sliding_window_losses_equal_a_brute_force_window_per_byte(two_step_text_model):
+    """A second method, stride 1: each scored byte (lab.scored_byte_indices) predicted from the
+    train_len bytes of the held-out text right before it, one window of its own per byte, the
+    loss taken at that window's last position."""
+    model, L, windows = two_step_text_model, 8, 3
+    text = lab.stdlib_corpus().held_out
+    scored = lab.scored_byte_indices(L, model.config.max_positions, windows=windows, seed=0)  # (windows, L)
+    contexts = text[scored[..., None] - L + np.arange(L)].reshape(-1, L).astype(np.int32)
+    hooks = lab.position_hooks("rope", L, model.config)
+    logits = np.asarray(lab.forward(model.params, contexts, hooks, model.config.n_heads), np.float64)[:, -1]
+    top = logits.max(axis=1, keepdims=True)
+    log_probs = logits - top - np.log(np.exp(logits - top).sum(axis=1, keepdims=True))
+    losses = -log_probs[np.arange(contexts.shape[0]), text[scored].reshape(-1)]
+    expected = losses.reshape(windows, L).mean(axis=1)
+    sliding = lab.sliding_window_losses(model, windows=windows, stride=1)
+    assert sliding.shape == (windows,) and sliding.dtype == np.float64
+    np.testing.assert_allclose(sliding, expected, rtol=0, atol=1e-6)
+
+
+@pytest.mark.slow
+def test_sliding_window_losses_with_one_window_are_the_loss_at_the_training_length(two_step_text_model):
+    """stride = train_len: one window, the scored bytes themselves, which is what length_losses
+    scores at the training length; stride 2 and 4 give the same shape; a stride that does not
+    divide train_len, or a model of another task, is refused."""
+    model = two_step_text_model
+    np.testing.assert_allclose(
+        lab.sliding_window_losses(model, windows=4, stride=8), lab.length_losses(model, [8], windows=4)[:, 0],
+        rtol=0, atol=1e-6,
+    )  # fmt: skip
+    for stride in (2, 4):
+        assert lab.sliding_window_losses(model, windows=2, stride=stride).shape == (2,)
+    for stride in (3, 5, 16):
+        with pytest.raises(ValueError, match="stride must divide train_len"):
+            lab.sliding_window_losses(model, windows=2, stride=stride)
+    with pytest.raises(ValueError, match="stride"):
+        lab.sliding_window_losses(model, windows=2, stride=0)
+    with pytest.raises(ValueError, match="text models"):
+        lab.sliding_window_losses(_constant_model("offset"), windows=2)
+
+
 def test_rope_pair_norms_are_rotation_invariant_norms(tiny_models):
     model = tiny_models["rope"]
     norms = lab.rope_pair_norms(model, windows=2)
@@ -494,6 +746,159 @@ def test_seed_interval_and_verdict_rules_by_hand():
     assert lab.classify_rise([margin, margin, margin + 1e-3]) == "unresolved"  # on the margin: not a rise
 
 
+T95_2, T975_2 = 2.919986, 4.302653  # t(0.95, 2) and t(0.975, 2), from a table
+
+
+def test_one_sided_bound_by_hand():
+    # 1, 2, 3: mean 2, standard deviation 1, standard error 1 / sqrt(3)
+    assert lab.one_sided_bound([1.0, 2.0, 3.0], "upper") == pytest.approx(2 + T95_2 / math.sqrt(3), rel=1e-6)
+    assert lab.one_sided_bound([1.0, 2.0, 3.0], "lower") == pytest.approx(2 - T95_2 / math.sqrt(3), rel=1e-6)
+    assert lab.one_sided_bound([1.0, 2.0, 3.0], "lower", 0.975) == pytest.approx(2 - T975_2 / math.sqrt(3), rel=1e-6)
+    assert lab.one_sided_bound([0.5, 0.5], "upper") == 0.5  # no spread, no width
+    for args, word in (
+        (([1.0], "upper"), "values"),
+        (([1.0, np.nan], "upper"), "values"),
+        (([[1.0, 2.0]], "upper"), "values"),
+        (([1.0, 2.0], "both"), "side"),
+        (([1.0, 2.0], "upper", 1.0), "confidence"),
+        (([1.0, 2.0], "upper", 0.4), "confidence"),
+    ):
+        with pytest.raises(ValueError, match=word):
+            lab.one_sided_bound(*args)
+
+
+def test_rise_verdict_by_hand():
+    margin = 0.05
+    # each column 0, 0.01, 0.02: mean 0.01, sd 0.01, upper bound 0.01 + 2.92 * 0.01 / sqrt(3) = 0.0269 < 0.05
+    assert lab.rise_verdict([[0.0, 0.0], [0.01, 0.01], [0.02, 0.02]], margin) == "does not rise"
+    # a fall does not rise either, however far it falls
+    # (-0.5, -0.6, -0.4: upper bound -0.5 + 0.169 = -0.331)
+    assert lab.rise_verdict([[-0.5], [-0.6], [-0.4]], margin) == "does not rise"
+    # 0.03, 0.04, 0.05: mean 0.04, upper bound 0.04 + 0.0169 = 0.0569 > 0.05, lower bound below it: unresolved
+    assert lab.rise_verdict([[0.03], [0.04], [0.05]], margin) == "unresolved"
+    # 0.15, 0.25, 0.35: mean 0.25, sd 0.1, se 0.0577: lower bound at 95 % 0.25 - 0.1686 = 0.0814 > 0.05
+    # (one length: "rises"), but at 97.5 % (two lengths, Bonferroni) 0.25 - 0.2484 = 0.0016 < 0.05
+    rising = [0.15, 0.25, 0.35]
+    assert 0.25 - T95_2 * 0.1 / math.sqrt(3) > margin > 0.25 - T975_2 * 0.1 / math.sqrt(3)
+    assert lab.rise_verdict(np.array([rising]).T, margin) == "rises"
+    flat = [0.0, 0.01, -0.01]
+    assert lab.rise_verdict(np.array([flat, rising]).T, margin) == "unresolved"
+    # clearly above at one length of two: 0.5, 0.6, 0.7: lower bound at 97.5 % 0.6 - 0.2484 = 0.35 > 0.05
+    assert lab.rise_verdict(np.array([flat, [0.5, 0.6, 0.7]]).T, margin) == "rises"
+    # alpha = 0.2, two lengths: at 1 - 0.1, t(0.9, 2) = 1.885618, lower bound 0.25 - 0.1089 = 0.141 > 0.05
+    assert lab.rise_verdict(np.array([flat, rising]).T, margin, alpha=0.2) == "rises"
+    for bad, word in (([0.1, 0.2], "rises"), ([[0.1, 0.2]], "rises"), (np.zeros((3, 0)), "rises")):
+        with pytest.raises(ValueError, match=word):
+            lab.rise_verdict(bad, margin)
+    with pytest.raises(ValueError, match="alpha"):
+        lab.rise_verdict([[0.0], [0.1]], margin, alpha=0.5)
+
+
+def test_extrapolation_verdicts_by_hand():
+    """Two methods, three seeds, the rises at 2L and 4L (the first entry, at L, is left out).
+    "a": its rise over L is small ("does not rise": upper bounds 0.0169 and 0.0164) but its rise
+    over the sliding-window reference is large ("rises": lower bound of 0.5, 0.55, 0.52 at 97.5 %
+    is 0.523 - 4.30 * 0.0252 / sqrt(3) = 0.461). "b" is flat by both. A seed outside ``seeds``
+    and another budget are ignored."""
+    a_rise = ([0.0, 0.00, 0.01], [0.0, 0.01, 0.00], [0.0, -0.01, 0.01])
+    a_sliding = ([0.1, 0.50, 0.60], [0.1, 0.55, 0.62], [0.1, 0.52, 0.58])
+    text = {"a": {}, "b": {}}
+    for seed in range(3):
+        text["a"][str(seed)] = {"8": {"rise": list(a_rise[seed]), "rise_sliding": list(a_sliding[seed])}}
+        text["b"][str(seed)] = {"8": {"rise": [0.0, 0.0, 0.01 * seed], "rise_sliding": [0.0, 0.01 * seed, 0.0]}}
+        for method in text:
+            text[method][str(seed)]["4"] = {"rise": [0.0, 9.0, 9.0], "rise_sliding": [0.0, 9.0, 9.0]}
+    for method in text:
+        text[method]["7"] = {"8": {"rise": [0.0, 9.0, 9.0], "rise_sliding": [0.0, 9.0, 9.0]}}
+    assert lab.extrapolation_verdicts(text, (0, 1, 2), 8) == {"a": "rises", "b": "does not rise"}
+    assert lab.extrapolation_verdicts(text, (0, 1, 2), 8, rise="rise") == {"a": "does not rise", "b": "does not rise"}
+    assert lab.extrapolation_verdicts(text, (0, 1, 2), 4) == {"a": "rises", "b": "rises"}
+    # margin 1.0: a's rise (upper bound 0.523 + 2.92 * 0.0252 / sqrt(3) = 0.566 at 2L) no longer counts
+    assert lab.extrapolation_verdicts(text, (0, 1, 2), 8, margin=1.0)["a"] == "does not rise"
+
+
+def test_question_threshold_by_hand():
+    assert lab.question_threshold("order") == 0.75  # halfway between 1/2 and 1
+    assert lab.question_threshold("order", 4) == 0.75  # the alphabet does not matter for two keys
+    assert lab.question_threshold("retrieval") == 33 / 64  # halfway between 1/32 and 1
+    assert lab.question_threshold("marker", 4) == 0.625
+    assert lab.question_threshold("retrieval", 2) == 0.75
+
+
+def test_question_reach_by_hand():
+    """Threshold 0.6, three seeds, lengths 8 .. 64. "long": every column 1.0 (no spread: the
+    bound is the value). "stops": 0.9, 0.8, 0.7 at 16 (lower bound 0.8 - 2.92 * 0.1 / sqrt(3)
+    = 0.631 > 0.6), then 0.9, 0.5, 0.7 at 32 (0.7 - 2.92 * 0.2 / sqrt(3) = 0.363): 16, even
+    though it answers again at 64. "never": 0.6 at 8, on the threshold, not above it."""
+    lengths = [8, 16, 32, 64]
+    columns = {
+        "long": [[1.0] * 3] * 4,
+        "stops": [[1.0] * 3, [0.9, 0.8, 0.7], [0.9, 0.5, 0.7], [1.0] * 3],
+        "never": [[0.6] * 3, [1.0] * 3, [1.0] * 3, [1.0] * 3],
+    }
+    part = {
+        method: {str(seed): {"far": [column[seed] for column in cols], "near": [0.0] * 4} for seed in range(3)}
+        for method, cols in columns.items()
+    }
+    part["stops"]["5"] = {"far": [0.0] * 4}  # a seed not asked for
+    assert lab.question_reach(part, range(3), lengths, 0.6) == {"long": 64, "stops": 16, "never": 0}
+    assert lab.question_reach(part, range(3), lengths, 0.65)["stops"] == 8  # 0.631 is below 0.65
+    assert lab.question_reach(part, range(3), lengths, 0.5)["never"] == 64
+
+
+def test_reproduces_record_by_hand():
+    """Recorded seeds 0 and 1 span 2.0 .. 2.1 at L (standard errors 0.01 and 0.02); with widen 1
+    and a live standard error 0.01 the slack is 0.01 + 0.02 = 0.03: 2.12 is inside 1.97 .. 2.13,
+    2.15 is not; the rise at 2L spans 0.40 .. 0.44, slack 0.01 + 0.02 = 0.03: 0.36 is outside."""
+    runs = {
+        "0": {"mean": [2.0, 2.4], "se": [0.01, 0.01], "rise": [0.0, 0.40], "rise_se": [0.0, 0.01]},
+        "1": {"mean": [2.1, 2.54], "se": [0.02, 0.02], "rise": [0.0, 0.44], "rise_se": [0.0, 0.02]},
+        "2": {"mean": [9.0, 9.0], "se": [0.0, 0.0], "rise": [0.0, 9.0], "rise_se": [0.0, 0.0]},  # not a recorded seed
+    }
+    record = {"protocol": {"seeds": [0, 1]}, "text": {"rope": {s: {"250": run} for s, run in runs.items()}}}
+
+    def live(mean, rise):
+        return {"rope": {"mean": [mean, 2.5], "se": [0.01, 0.01], "rise": [0.0, rise], "rise_se": [0.0, 0.01]}}
+
+    assert lab.reproduces_record(live(2.12, 0.42), record, 250, widen=1.0) == {"rope": True}
+    assert lab.reproduces_record(live(2.15, 0.42), record, 250, widen=1.0) == {"rope": False}
+    assert lab.reproduces_record(live(1.96, 0.42), record, 250, widen=1.0) == {"rope": False}
+    assert lab.reproduces_record(live(2.05, 0.36), record, 250, widen=1.0) == {"rope": False}
+    assert lab.reproduces_record(live(2.05, 0.36), record, 250, widen=2.0) == {"rope": True}  # slack 0.06
+    assert lab.reproduces_record(live(2.15, 0.42), record, 250) == {"rope": True}  # default widen 3: slack 0.09
+    with pytest.raises(ValueError, match="widen"):
+        lab.reproduces_record(live(2.0, 0.4), record, 250, widen=0)
+
+
+def test_summarise_text_with_the_sliding_reference_by_hand():
+    per_window = np.array([[1.0, 1.5], [2.0, 2.5], [3.0, 4.0]])
+    sliding = np.array([0.8, 1.9, 2.7])
+    summary = lab.summarise_text(per_window, sliding)
+
+    def se(*values):  # the sample standard deviation over sqrt(3), written out
+        mean = sum(values) / 3
+        return math.sqrt(sum((v - mean) ** 2 for v in values) / 2 / 3)
+
+    expected = {
+        "mean": [2.0, 8 / 3],
+        "se": [1 / math.sqrt(3), se(1.5, 2.5, 4.0)],
+        "rise": [0.0, 2 / 3],  # 0.5, 0.5, 1.0
+        "rise_se": [0.0, 1 / 6],  # sd of 0.5, 0.5, 1.0 is sqrt(1/12)
+        "sliding": 1.8,
+        "sliding_se": math.sqrt(0.91 / 3),  # deviations -1.0, 0.1, 0.9
+        "rise_sliding": [0.2, 2.6 / 3],  # 0.2, 0.1, 0.3 and 0.7, 0.6, 1.3
+        "rise_sliding_se": [0.1 / math.sqrt(3), se(0.7, 0.6, 1.3)],
+        "early_gain": 0.2,  # 1.0 - 0.8, 2.0 - 1.9, 3.0 - 2.7
+        "early_gain_se": 0.1 / math.sqrt(3),
+    }
+    assert set(summary) == set(expected)
+    for key, value in expected.items():
+        assert summary[key] == pytest.approx(value, abs=1e-12), key
+    assert set(lab.summarise_text(per_window)) == {"mean", "se", "rise", "rise_se"}
+    with pytest.raises(ValueError, match="sliding"):
+        lab.summarise_text(per_window, np.array([0.8, 1.9]))
+
+
 # --------------------------------------------------------------------------- verdicts and their record
 def test_quick_verdicts_by_hand():
     curves = {
@@ -518,16 +923,43 @@ def test_the_record_is_not_stale():
 
 def test_the_records_verdicts_follow_from_its_numbers():
     record = trained_extrapolation()
-    assert set(record["verdicts"]) == set(lab.METHODS) == set(record["retrieval_reach"])
-    assert record["verdicts"] == lab.extrapolation_verdicts(record["text"])
-    assert record["retrieval_reach"] == lab.retrieval_verdicts(record["retrieval"])
-    assert json.loads(RECORD_PATH.read_text())["verdicts"] == record["verdicts"]
     protocol = lab.PROTOCOL
+    assert "retrieval" not in record and "retrieval_reach" not in record  # the keys before issue 34
+    assert set(record["verdicts"]) == set(lab.METHODS)
+    assert set(record["verdicts"].values()) <= {"does not rise", "rises", "unresolved"}
+    assert record["verdicts"] == lab.extrapolation_verdicts(record["text"], protocol.seeds, protocol.largest)
+    assert json.loads(RECORD_PATH.read_text())["verdicts"] == record["verdicts"]
+    tasks = set(lab.QUESTION_TASKS)
+    assert set(record["reach"]) == set(record["questions"]) == set(record["bag_of_tokens"]) == tasks
+    for task in lab.QUESTION_TASKS:
+        threshold = lab.question_threshold(task)
+        assert record["reach"][task] == lab.question_reach(
+            record["questions"][task], protocol.seeds, protocol.lengths, threshold
+        )
+        assert set(record["reach"][task]) == set(lab.METHODS)
+        assert set(record["reach"][task].values()) <= {0, *protocol.lengths}
+        for method in lab.METHODS:
+            assert set(record["questions"][task][method]) == {str(s) for s in protocol.seeds}
+            for scores in record["questions"][task][method].values():
+                assert set(scores) == {"far", "near", "shuffled"}
+                for values in scores.values():
+                    assert len(values) == len(protocol.lengths) and all(0 <= v <= 1 for v in values)
+        bag = record["bag_of_tokens"][task]
+        assert set(bag) == {"far", "near"} and all(len(v) == len(protocol.lengths) for v in bag.values())
+    assert record["bag_of_tokens"]["retrieval"]["far"] == [1.0] * len(protocol.lengths)
+    assert record["bag_of_tokens"]["order"]["near"] == [0.5] * len(protocol.lengths)
+    assert all(1 / 32 < v < 0.2 for v in record["bag_of_tokens"]["marker"]["far"])
+    assert set(record["question_controls"]) == set(lab.QUESTION_CONTROLS)
+    for name, control in lab.QUESTION_CONTROLS.items():
+        part = record["question_controls"][name]
+        assert part["task"] == control["task"] and set(part) == {"task", *(str(s) for s in protocol.seeds)}
     for method in lab.METHODS:
         for seed in protocol.seeds:
             runs = record["text"][method][str(seed)]
             assert sorted(map(int, runs)) == sorted(protocol.budgets)
-            assert len(runs[str(protocol.largest)]["mean"]) == len(protocol.multiples)
+            largest = runs[str(protocol.largest)]
+            assert len(largest["mean"]) == len(largest["rise_sliding"]) == len(protocol.multiples)
+            assert {"sliding", "sliding_se", "early_gain", "early_gain_se"} <= set(largest)
     # the standard error of the mean loss at L over all seeds' windows is at most 0.02 nats
     for method in lab.METHODS:
         ses = [record["text"][method][str(s)][str(protocol.largest)]["se"][0] for s in protocol.seeds]
