@@ -93,8 +93,11 @@ def bench_lab_pattern() -> list[Row]:
     """Chapter 11's verdicts at a training length, seed and budget the chapter does not use
     (L = 48, seed 7, twice the largest budget): for each method, 1 when this run's rises
     agree with the recorded verdict ("rises": above the margin at some length by more than
-    three standard errors; "flat": within the margin, widened by three standard errors, at
-    every length). About 15 minutes: python -m benchmarks.bench --only lab-pattern."""
+    three standard errors; "does not rise": below the margin plus three standard errors at
+    every length). One seed: a check of the pattern, not a verdict of its own. The rises
+    are over the loss at the training length (the early-token gain understates them a
+    little; the record's verdicts use a sliding-window reference). About 15 minutes:
+    python -m benchmarks.bench --only lab-pattern."""
     from posenc_helpers.lab import METHODS, PROTOCOL, length_losses, summarise_text, train_many, two_at_a_time
     from posenc_helpers.measured import trained_extrapolation
 
@@ -122,8 +125,8 @@ def bench_lab_pattern() -> list[Row]:
         rise, se = np.array(summary["rise"][1:]), np.array(summary["rise_se"][1:])
         if verdicts[method] == "rises":
             holds = bool((rise - 3 * se > p.margin).any())
-        elif verdicts[method] == "flat":
-            holds = bool((np.abs(rise) < p.margin + 3 * se).all())
+        elif verdicts[method] == "does not rise":
+            holds = bool((rise < p.margin + 3 * se).all())
         else:
             holds = True
         rows.append(Row("lab-pattern", f"{label}: {method} {verdicts[method]}", float(holds), "", 1.0,

@@ -3,9 +3,9 @@
 Chapter 10 scores what each encoding *can* do by construction. What *trained*
 models do past their training length is measured by chapter 11's experiment
 (:mod:`posenc_helpers.lab.protocol`), which ``make record-lab`` runs and writes to a
-record in this package: the numbers, and the verdicts that rules fixed in advance
-draw from them. Chapter 11 recomputes the verdicts from the numbers and checks its
-own live run against them every time it runs.
+record in this package: the numbers, and the verdicts that rules fixed before the
+record was made draw from them. Chapter 11 recomputes the verdicts from the numbers,
+and its live run reproduces a part of them (seed 0, the smallest budget) every time it runs.
 """
 
 from __future__ import annotations
@@ -27,13 +27,16 @@ def trained_extrapolation() -> dict:
     dict
         Among others ``"protocol"`` (the settings), ``"digest"`` (of the lab's
         source, protocol and corpus), ``"baselines"``, ``"text"`` (every model's
-        losses and rises, by method, seed and budget), ``"retrieval"``,
-        ``"rescue"``, and the verdicts: ``"verdicts"``, ``{method: "flat" |
-        "rises" | "unresolved"}`` for the held-out loss past the training length
-        at the largest budget, and ``"retrieval_reach"``, ``{method: tokens}``, the
-        longest sequence up to which the method's models name a key planted in its
-        older half. The methods are the lab's: ``"nope"``, ``"sinusoidal"``,
-        ``"learned"``, ``"t5"``, ``"rope"`` and ``"alibi"``.
+        losses and rises, by method, seed and budget; at the largest budget also
+        the sliding-window reference and the early-token gain), ``"questions"``
+        (accuracy on the three question tasks, by task, method and seed, far,
+        near and with shuffled contexts), ``"bag_of_tokens"``, ``"rescue"``, and
+        the verdicts: ``"verdicts"``, ``{method: "does not rise" | "rises" |
+        "unresolved"}`` for the held-out loss past the training length at the
+        largest budget, and ``"reach"``, ``{task: {method: tokens}}``, the longest
+        sequence up to which the method's models answer with what the task plants
+        in its older half. The methods are the lab's: ``"nope"``,
+        ``"sinusoidal"``, ``"learned"``, ``"t5"``, ``"rope"`` and ``"alibi"``.
 
     Raises
     ------
@@ -45,8 +48,8 @@ def trained_extrapolation() -> dict:
     >>> record = trained_extrapolation()
     >>> sorted(record["verdicts"])
     ['alibi', 'learned', 'nope', 'rope', 'sinusoidal', 't5']
-    >>> record["verdicts"]["sinusoidal"], record["retrieval_reach"]["t5"]
-    ('rises', 1024)
+    >>> record["verdicts"]["sinusoidal"], sorted(record["reach"])
+    ('rises', ['marker', 'order', 'retrieval'])
     """
     if not RECORD_PATH.is_file():
         raise FileNotFoundError(f"no record of chapter 11's experiment at {RECORD_PATH}: run `make record-lab`")

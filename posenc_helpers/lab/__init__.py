@@ -9,12 +9,14 @@ module                      idea
 :mod:`.corpus`              the text: a shipped snapshot of standard-library source, train/held-out by file
 :mod:`.ngram`               count-based n-gram baselines, scored on the models' bytes
 :mod:`.model`               the transformer; position methods as three hooks
-:mod:`.tasks`               the training batches: text, "look φ back", passkey retrieval
+:mod:`.tasks`               the training batches: text, "look φ back", content lookup, marker, order
 :mod:`.optimiser`           one compiled optimisation step and the warmup-stable-decay schedule
 :mod:`.training`            ``train``, several budgets in one run, ``fine_tune``, RoPE rescaling
-:mod:`.evaluation`          ``length_curve``, ``retrieval_accuracy`` and the other measurements
-:mod:`.statistics`          seed intervals and the pre-registered rules for verdicts
-:mod:`.protocol`            chapter 11's settings, the record ``make record-lab`` writes, its verdicts
+:mod:`.evaluation`          ``length_curve``, the sliding-window reference and the other measurements of a model
+:mod:`.question_scoring`    accuracy on the question tasks, and the bag-of-tokens control
+:mod:`.statistics`          seed intervals and the rules for verdicts (one-sided for the loss)
+:mod:`.protocol`            chapter 11's settings and the record ``make record-lab`` writes
+:mod:`.verdicts`            the record's summaries and the verdicts the rules allow
 :mod:`.cache`               an opt-in store of training runs (``POSENC_LAB_CACHE``), for repeated test runs
 :mod:`.fingerprint`         what a record or a stored run depends on: the code by meaning, versions, settings
 ==========================  =====================================================
@@ -28,9 +30,9 @@ from .evaluation import (
     offset_accuracy,
     offset_attention,
     position_losses,
-    retrieval_accuracy,
     rope_pair_norms,
     scored_byte_indices,
+    sliding_window_losses,
 )
 from .model import METHODS, Hooks, ModelConfig, forward, init_params, position_hooks, rotate_pairs
 from .ngram import ngram_byte_losses
@@ -38,19 +40,16 @@ from .optimiser import DECAY_FRACTION, learning_rate_at
 from .protocol import (
     CONTROLS,
     PROTOCOL,
+    QUESTION_CONTROLS,
     Protocol,
-    agrees_with_record,
-    extrapolation_verdicts,
     lab_digest,
     length_curves,
     ngram_baselines,
     record_lab,
-    retrieval_verdicts,
-    summarise_text,
-    works_past_training_length,
 )
-from .statistics import FLAT_MARGIN, classify_rise, seed_interval
-from .tasks import TASKS, retrieval_sequences, training_batch
+from .question_scoring import bag_of_tokens_accuracy, question_accuracy, retrieval_accuracy
+from .statistics import FLAT_MARGIN, classify_rise, one_sided_bound, rise_verdict, seed_interval
+from .tasks import QUESTION_TASKS, TASKS, question_sequences, retrieval_sequences, training_batch
 from .training import (
     DEFAULT_CONFIGS,
     TrainedModel,
@@ -63,6 +62,14 @@ from .training import (
     train_sweep,
     two_at_a_time,
     with_rope_scaling,
+)
+from .verdicts import (
+    extrapolation_verdicts,
+    question_reach,
+    question_threshold,
+    reproduces_record,
+    summarise_text,
+    works_past_training_length,
 )
 
 __all__ = [
@@ -84,6 +91,8 @@ __all__ = [
     "TASKS",
     "training_batch",
     "retrieval_sequences",
+    "QUESTION_TASKS",
+    "question_sequences",
     "DEFAULT_CONFIGS",
     "DECAY_FRACTION",
     "TrainedModel",
@@ -102,22 +111,29 @@ __all__ = [
     "length_curve",
     "position_losses",
     "retrieval_accuracy",
+    "question_accuracy",
+    "bag_of_tokens_accuracy",
+    "sliding_window_losses",
     "offset_accuracy",
     "offset_attention",
     "rope_pair_norms",
     "FLAT_MARGIN",
     "seed_interval",
     "classify_rise",
+    "one_sided_bound",
+    "rise_verdict",
     "Protocol",
     "PROTOCOL",
     "CONTROLS",
+    "QUESTION_CONTROLS",
     "lab_digest",
     "ngram_baselines",
     "length_curves",
     "summarise_text",
     "extrapolation_verdicts",
-    "retrieval_verdicts",
-    "agrees_with_record",
+    "question_threshold",
+    "question_reach",
+    "reproduces_record",
     "works_past_training_length",
     "record_lab",
 ]

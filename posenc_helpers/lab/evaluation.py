@@ -8,18 +8,17 @@ import jax
 import numpy as np
 import optax
 
-from .._validation import require_choice, require_count, require_lengths
+from .._validation import require_count, require_lengths
 from .corpus import stdlib_corpus, window_ends
 from .model import forward
-from .tasks import retrieval_sequences
 from .training import TrainedModel, hooks_for
 
 __all__ = [
     "scored_byte_indices",
     "length_losses",
     "length_curve",
+    "sliding_window_losses",
     "position_losses",
-    "retrieval_accuracy",
     "offset_accuracy",
     "offset_attention",
     "rope_pair_norms",
@@ -37,7 +36,8 @@ def _token_losses(params, inputs, targets, hooks, n_heads):
 
 
 @partial(jax.jit, static_argnames="n_heads")
-def _predictions(params, inputs, hooks, n_heads):
+def predicted_tokens(params, inputs, hooks, n_heads):
+    """The most likely next token at every position (for :func:`run_in_chunks`)."""
     return forward(params, inputs, hooks, n_heads).argmax(-1)
 
 
@@ -46,7 +46,8 @@ def _traced(params, inputs, hooks, n_heads):
     return forward(params, inputs, hooks, n_heads, trace=True)
 
 
-def _check_model(model: object) -> TrainedModel:
+def check_model(model: object) -> TrainedModel:
+    """``model``, or a ``TypeError`` naming the argument when it is not a :class:`TrainedModel`."""
     if not isinstance(model, TrainedModel):
         raise TypeError(f"model must be a TrainedModel (from posenc_helpers.lab.train), got {type(model).__name__}")
     return model
@@ -88,7 +89,7 @@ def scored_byte_indices(train_len: int, max_positions: int, *, windows: int, see
     return ends[:, None] - train_len + np.arange(train_len)[None, :]
 
 
-def _in_chunks(model: TrainedModel, function, inputs: np.ndarray, *extra: np.ndarray) -> np.ndarray:
+def run_in_chunks(model: TrainedModel, function, inputs: np.ndarray, *extra: np.ndarray) -> np.ndarray:
     """``function(params, inputs, *extra, hooks)`` over chunks of windows, concatenated.
 
     A chunk holds at most ``_PAIRS_PER_CHUNK`` attention weights per head; the last
@@ -111,7 +112,7 @@ def _in_chunks(model: TrainedModel, function, inputs: np.ndarray, *extra: np.nda
 def _per_token(model: TrainedModel, length: int, longest: int, count: int, seed: int) -> np.ndarray:
     """Loss of every token of ``count`` windows of ``length``, shape ``(count, length)``."""
     inputs, targets = _windows(model, length, longest, count, seed)
-    return _in_chunks(model, _token_losses, inputs, targets).astype(np.float64)
+    return run_in_chunks(model, _token_losses, inputs, targets).astype(np.float64)
 
 
 def length_losses(model: TrainedModel, lengths, *, seed: int = 0, windows: int = 16) -> np.ndarray:
@@ -144,7 +145,7 @@ def length_losses(model: TrainedModel, lengths, *, seed: int = 0, windows: int =
     >>> length_losses(model, [8, 16, 32], windows=5).shape
     (5, 3)
     """
-    model = _check_model(model)
+    model = check_model(model)
     if model.task == "retrieval":
         raise ValueError("length_losses scores text or offset models; use retrieval_accuracy for task='retrieval'")
     lengths = require_lengths(lengths, "lengths", minimum=model.train_len)
@@ -156,6 +157,46 @@ def length_losses(model: TrainedModel, lengths, *, seed: int = 0, windows: int =
     scored = model.train_len
     columns = [_per_token(model, length, longest, windows, seed)[:, -scored:].mean(axis=1) for length in lengths]
     return np.stack(columns, axis=1)
+
+
+def sliding_window_losses(model: TrainedModel, *, seed: int = 0, windows: int = 16, stride: int = 8) -> np.ndarray:
+    """Mean loss of each held-out window's scored bytes when each is predicted from (nearly) a full
+    training length of context, shape ``(windows,)``: the reference a model that never looked
+    further back than ``train_len`` tokens would reach (Press et al.'s sliding-window evaluation).
+
+    The bytes are those :func:`length_losses` scores (each window's last ``train_len``).
+    Windows of ``train_len`` tokens slide over them ``stride`` bytes at a time, and each
+    scores only its last ``stride`` bytes, so every byte sees at least ``train_len -
+    stride`` bytes before it and sits where training put the last positions. At the
+    training length itself, :func:`length_losses` also scores early bytes that see little
+    context; the difference between the two is the *early-token gain* a longer
+    evaluation collects for free.
+
+    Examples
+    --------
+    >>> from posenc_helpers.lab import ModelConfig, train
+    >>> tiny = ModelConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, max_positions=64)
+    >>> model = train("alibi", train_len=8, steps=2, warmup=1, config=tiny, progress=False)
+    >>> sliding_window_losses(model, windows=3, stride=4).shape
+    (3,)
+    """
+    model = check_model(model)
+    if model.task != "text":
+        raise ValueError(f"sliding_window_losses scores text models, got task={model.task!r}")
+    windows = require_count(windows, "windows", minimum=1)
+    seed = require_count(seed, "seed")
+    length = model.train_len
+    stride = require_count(stride, "stride", minimum=1)
+    if length % stride or 2 * length > model.config.max_positions + 1:
+        raise ValueError(f"stride must divide train_len = {length}, got {stride}")
+    inputs, targets = _windows(model, 2 * length, 2 * length, windows, seed)  # the scored bytes are the last half
+    losses = [
+        run_in_chunks(model, _token_losses, inputs[:, start : start + length], targets[:, start : start + length])[
+            :, -stride:
+        ]
+        for start in range(stride, length + 1, stride)
+    ]
+    return np.concatenate(losses, axis=1).astype(np.float64).mean(axis=1)
 
 
 def length_curve(model: TrainedModel, lengths, *, seed: int = 0, windows: int = 16) -> np.ndarray:
@@ -193,62 +234,6 @@ def length_curve(model: TrainedModel, lengths, *, seed: int = 0, windows: int = 
     return length_losses(model, lengths, seed=seed, windows=windows).mean(axis=0)
 
 
-def retrieval_accuracy(
-    model: TrainedModel, lengths, *, placement: str = "far", seed: int = 0, windows: int = 64
-) -> np.ndarray:
-    """For a ``task="retrieval"`` model: the fraction of sequences whose key it names, at each length.
-
-    Each sequence of ``n`` tokens ends with the query; its key lies ``far`` back
-    (uniformly ``n/2 .. n - 1`` tokens before the query: the older half of the
-    sequence) or ``near`` (uniformly ``1 .. train_len/2 - 1`` tokens before it). At
-    ``n`` up to the training length both lie where training put keys; past it,
-    ``far`` asks whether attention reaches a token further back than any in
-    training, ``near`` whether the model still works at all at that length.
-    Chance is ``1 / model.alphabet``.
-
-    Parameters
-    ----------
-    model : TrainedModel
-        Trained with ``task="retrieval"``.
-    lengths : sequence of int
-        Sequence lengths, each ``>= model.train_len`` and at most ``config.max_positions``.
-    placement : {"far", "near"}, optional
-        Where the key lies, default ``"far"``.
-    seed : int, optional
-        Chooses the sequences.
-    windows : int, optional
-        Sequences per length, default 64.
-
-    Examples
-    --------
-    >>> from posenc_helpers.lab import ModelConfig, train
-    >>> tiny = ModelConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, max_positions=64)
-    >>> model = train("nope", task="retrieval", train_len=8, steps=2, warmup=1, config=tiny, progress=False)
-    >>> retrieval_accuracy(model, [8, 16], windows=4).shape
-    (2,)
-    """
-    model = _check_model(model)
-    if model.task != "retrieval":
-        raise ValueError("retrieval_accuracy needs a model trained with task='retrieval'")
-    lengths = require_lengths(lengths, "lengths", minimum=model.train_len)
-    placement = require_choice(placement, "placement", ("far", "near"))
-    windows = require_count(windows, "windows", minimum=1)
-    seed = require_count(seed, "seed")
-    if max(lengths) > model.config.max_positions:
-        raise ValueError(f"lengths must be at most config.max_positions = {model.config.max_positions}")
-    out = []
-    for length in lengths:
-        rng = np.random.default_rng([seed, length, placement == "far"])
-        if placement == "far":
-            distances = rng.integers(length // 2, length, size=windows)
-        else:
-            distances = rng.integers(1, max(2, model.train_len // 2), size=windows)
-        tokens, keys = retrieval_sequences(windows, length, distances, model.alphabet, rng)
-        predicted = _in_chunks(model, _predictions, tokens)[:, -1]
-        out.append(float((predicted == keys).mean()))
-    return np.array(out)
-
-
 def position_losses(model: TrainedModel, length: int, *, seed: int = 0, windows: int = 16) -> np.ndarray:
     """Mean loss (nats) at every position ``0 .. length - 1`` of held-out windows of ``length``.
     Examples
@@ -259,7 +244,7 @@ def position_losses(model: TrainedModel, length: int, *, seed: int = 0, windows:
     >>> position_losses(model, 16, windows=2).shape
     (16,)
     """
-    model = _check_model(model)
+    model = check_model(model)
     length = require_count(length, "length", minimum=2)
     if length > model.config.max_positions:
         raise ValueError(f"length must be at most config.max_positions = {model.config.max_positions}")
@@ -279,7 +264,7 @@ def offset_accuracy(model: TrainedModel, lengths, *, seed: int = 0, windows: int
     >>> offset_accuracy(model, [8, 16], windows=2).shape
     (2,)
     """
-    model = _check_model(model)
+    model = check_model(model)
     if model.task != "offset":
         raise ValueError("offset_accuracy needs a model trained with task='offset'")
     lengths = require_lengths(lengths, "lengths", minimum=model.train_len)
@@ -291,7 +276,7 @@ def offset_accuracy(model: TrainedModel, lengths, *, seed: int = 0, windows: int
     out = []
     for length in lengths:
         inputs, targets = _windows(model, length, longest, windows, seed)
-        right = _in_chunks(model, _predictions, inputs) == targets
+        right = run_in_chunks(model, predicted_tokens, inputs) == targets
         scored = right[:, -model.train_len :]
         if length == model.train_len:  # the first phi positions have nothing phi back
             scored = scored[:, model.phi :]
@@ -311,7 +296,7 @@ def offset_attention(model: TrainedModel, length: int, *, seed: int = 0, windows
     >>> offset_attention(model, 16, windows=2).shape
     (16,)
     """
-    model = _check_model(model)
+    model = check_model(model)
     if model.task != "offset":
         raise ValueError("offset_attention needs a model trained with task='offset'")
     length = require_count(length, "length", minimum=model.phi + 1)
@@ -347,7 +332,7 @@ def rope_pair_norms(model: TrainedModel, *, seed: int = 0, windows: int = 16) ->
     >>> rope_pair_norms(model, windows=2)["q"].shape
     (1, 2, 4)
     """
-    model = _check_model(model)
+    model = check_model(model)
     length = model.train_len
     inputs, _ = _windows(
         model, length, length, require_count(windows, "windows", minimum=1), require_count(seed, "seed")

@@ -56,8 +56,9 @@ class ModelConfig:
     there on shares the last bucket. The default 32 is half the lab's training
     length, so every bucket, the last included, is trained (T5 itself used 128 with
     512-token inputs). ``table_std`` is the standard deviation of the learned
-    table's initial rows, GPT-2's 0.02 by default: rows that training never reaches
-    stay near zero.
+    table's initial rows, 0.02 by default (the ``initializer_range`` Hugging Face's
+    GPT-2 applies to every weight; OpenAI's own GPT-2 code draws its position table
+    with 0.01): rows that training never reaches stay near zero.
     """
 
     d_model: int = 128
@@ -188,8 +189,8 @@ def init_params(key: jax.Array, config: ModelConfig = ModelConfig()) -> dict:
     """Random initial weights (a pytree of float32 arrays).
 
     Embeddings are N(0, 1); the learned position table N(0, ``config.table_std``²)
-    (GPT-2's 0.02 by default; ``sqrt(0.5)`` gives rows the norm sqrt(d_model / 2)
-    of sinusoidal rows); matrices are scaled by
+    (0.02 by default, Hugging Face's GPT-2 ``initializer_range``; ``sqrt(0.5)`` gives
+    rows the norm sqrt(d_model / 2) of sinusoidal rows); matrices are scaled by
     1/sqrt(fan in), the two that write into the residual stream also by
     1/sqrt(2 n_layers); T5's bucket biases start at 0.
 

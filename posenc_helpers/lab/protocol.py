@@ -2,12 +2,13 @@
 
 :func:`record_lab` (``make record-lab``) runs the whole experiment, which does not fit
 a live chapter: every position method at several training budgets and three seeds,
-count-based baselines, controls for two configuration choices, a retrieval task and
-the rescue of RoPE by interpolation. It writes the numbers, and the verdicts the
-pre-registered rules of :mod:`posenc_helpers.lab.statistics` draw from them, to a
-record in the package. Chapters 10 and 11 read the record; chapter 11 also trains
+count-based baselines, controls for two configuration choices, three question tasks
+(a content lookup and two tasks that need order) with their controls, and the rescue
+of RoPE by interpolation. It writes the numbers, and the verdicts the rules of
+:mod:`posenc_helpers.lab.statistics` draw from them (:mod:`.verdicts`), to a record in
+the package. Chapters 10 and 11 read the record; chapter 11 also trains
 the smallest budget live and asserts that its run agrees with the record within the
-recorded spread. The record carries a digest of the lab's source, the protocol and
+recorded spread (a reproduction check). The record carries a digest of the lab's source, the protocol and
 the corpus (:func:`lab_digest`, by meaning: :mod:`.fingerprint`); a test fails when any of them changed since the
 record was written, so the record cannot go stale silently.
 """
@@ -26,15 +27,26 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import require_positive_real
 from ..measured import RECORD_PATH
 from .corpus import SNAPSHOT_SHA256, stdlib_corpus
-from .evaluation import length_losses, position_losses, retrieval_accuracy, rope_pair_norms, scored_byte_indices
+from .evaluation import length_losses, position_losses, rope_pair_norms, scored_byte_indices, sliding_window_losses
 from .fingerprint import fingerprint, training_modules
 from .model import METHODS, ModelConfig
 from .ngram import ngram_byte_losses
-from .statistics import FLAT_MARGIN, classify_rise, seed_interval
-from .training import TrainedModel, fine_tune, train_budgets, train_many, train_sweep, two_at_a_time, with_rope_scaling
+from .question_scoring import bag_of_tokens_accuracy, question_accuracy
+from .statistics import FLAT_MARGIN
+from .tasks import QUESTION_TASKS
+from .training import (
+    DEFAULT_CONFIGS,
+    TrainedModel,
+    fine_tune,
+    train_budgets,
+    train_many,
+    train_sweep,
+    two_at_a_time,
+    with_rope_scaling,
+)
+from .verdicts import extrapolation_verdicts, question_reach, question_threshold, summarise_text
 
 __all__ = [
     "Protocol",
@@ -42,11 +54,6 @@ __all__ = [
     "lab_digest",
     "ngram_baselines",
     "length_curves",
-    "summarise_text",
-    "extrapolation_verdicts",
-    "retrieval_verdicts",
-    "agrees_with_record",
-    "works_past_training_length",
     "record_lab",
 ]
 
@@ -64,9 +71,15 @@ class Protocol:
       held-out ``windows`` (256 per seed: the standard error of the mean loss at the
       training length, over the three seeds' 768 windows, is below 0.02 nats).
     * ``multiples`` of the training length evaluated at the largest budget, and
-      ``sweep_multiples`` at every budget.
-    * the retrieval task: ``retrieval_steps`` steps of ``retrieval_batch_size`` passkey
-      sequences of ``train_len`` tokens, scored on ``retrieval_windows`` sequences per
+      ``sweep_multiples`` at every budget; at the largest budget, also the
+      sliding-window reference at the training length, windows moved ``sliding_stride``
+      bytes at a time.
+    * ``ngram_orders``: the count baselines, up to 6-grams (the best of the family on
+      these bytes is a 5-gram).
+    * the question tasks: ``retrieval_steps``, ``marker_steps`` and ``order_steps``
+      steps of ``question_batch_size`` sequences of ``train_len`` tokens (each enough for
+      every method to answer at least 9 in 10 questions at ``train_len`` in trial runs,
+      rope the slowest on the marker task), scored on ``question_windows`` sequences per
       length and placement.
     * RoPE's rescue: interpolation and YaRN for ``rescue_factor`` × ``train_len``,
       zero-shot and after ``rescue_steps`` steps of ``rescue_batch_size`` sequences at
@@ -84,10 +97,13 @@ class Protocol:
     multiples: tuple[int, ...] = (1, 2, 4, 8, 16)
     sweep_multiples: tuple[int, ...] = (1, 2, 4)
     windows: int = 256
-    ngram_orders: tuple[int, ...] = (1, 2, 3, 4)
+    sliding_stride: int = 8
+    ngram_orders: tuple[int, ...] = (1, 2, 3, 4, 5, 6)
     retrieval_steps: int = 400
-    retrieval_batch_size: int = 32
-    retrieval_windows: int = 128
+    marker_steps: int = 1500
+    order_steps: int = 800
+    question_batch_size: int = 32
+    question_windows: int = 128
     rescue_factor: int = 4
     rescue_steps: int = 100
     rescue_batch_size: int = 4
@@ -103,6 +119,10 @@ class Protocol:
     def largest(self) -> int:
         return max(self.budgets)
 
+    def question_steps(self, task: str) -> int:
+        """Training steps of a question task."""
+        return {"retrieval": self.retrieval_steps, "marker": self.marker_steps, "order": self.order_steps}[task]
+
 
 PROTOCOL = Protocol()
 
@@ -111,8 +131,14 @@ CONTROLS: dict[str, dict] = {
     # T5's far buckets start at 128, beyond every distance a 64-token sequence holds:
     # buckets 27-31 never receive a gradient.
     "t5, max_distance 128": {"method": "t5", "config": {"t5_max_distance": 128}},
-    # Untrained learned rows as large as sinusoidal rows (std sqrt(1/2)) instead of GPT-2's 0.02.
+    # Untrained learned rows as large as sinusoidal rows (std sqrt(1/2)) instead of 0.02 (Hugging Face's GPT-2).
     "learned, rows N(0, 1/2)": {"method": "learned", "config": {"table_std": 0.5**0.5}},
+}
+
+#: The same learned-table control on the content lookup: past the training length, rows
+#: near zero make a learned table act like no position at all.
+QUESTION_CONTROLS: dict[str, dict] = {
+    "learned, rows N(0, 1/2)": {"method": "learned", "task": "retrieval", "config": {"table_std": 0.5**0.5}},
 }
 
 
@@ -143,7 +169,7 @@ def ngram_baselines(protocol: Protocol = PROTOCOL, seed: int = 0, windows: int |
     --------
     >>> baselines = ngram_baselines(seed=0, windows=4)
     >>> sorted(baselines), bool(baselines[1] > baselines[4])
-    ([1, 2, 3, 4], True)
+    ([1, 2, 3, 4, 5, 6], True)
     """
     windows = protocol.windows if windows is None else windows
     indices = scored_byte_indices(protocol.train_len, ModelConfig().max_positions, windows=windows, seed=seed)
@@ -172,132 +198,6 @@ def length_curves(models: dict, lengths, *, windows: int = 16) -> dict:
         lambda model: length_losses(model, lengths, seed=model.seed, windows=windows).mean(axis=0), models.values()
     )
     return dict(zip(models, curves, strict=True))
-
-
-def summarise_text(per_window: np.ndarray) -> dict[str, list[float]]:
-    """Mean, standard error, and the paired rise over the first length with its standard
-    error, from :func:`~posenc_helpers.lab.length_losses`' ``(windows, lengths)`` array.
-
-    Examples
-    --------
-    >>> summary = summarise_text(np.array([[1.0, 1.5], [2.0, 2.5], [3.0, 3.5]]))
-    >>> summary["mean"], summary["rise"], summary["rise_se"]
-    ([2.0, 2.5], [0.0, 0.5], [0.0, 0.0])
-    """
-    per_window = np.asarray(per_window, dtype=float)
-    count = per_window.shape[0]
-    rises = per_window - per_window[:, :1]
-    return {
-        "mean": per_window.mean(axis=0).tolist(),
-        "se": (per_window.std(axis=0, ddof=1) / np.sqrt(count)).tolist(),
-        "rise": rises.mean(axis=0).tolist(),
-        "rise_se": (rises.std(axis=0, ddof=1) / np.sqrt(count)).tolist(),
-    }
-
-
-def extrapolation_verdicts(text: dict, protocol: Protocol = PROTOCOL, budget: int | None = None) -> dict[str, str]:
-    """Each method's verdict at ``budget`` (default the largest): ``"flat"`` when the loss at
-    every longer length stays within the margin of the loss at the training length,
-    ``"rises"`` when it exceeds it by more at some length (95 % seed intervals,
-    :func:`~posenc_helpers.lab.classify_rise`), else ``"unresolved"``.
-
-    ``text`` is the record's ``"text"`` part: ``{method: {seed: {budget: summary}}}``.
-
-    Examples
-    --------
-    >>> fake = {"alibi": {str(s): {"8": {"rise": [0.0, r]}} for s, r in enumerate([0.01, 0.0, -0.01])}}
-    >>> extrapolation_verdicts(fake, Protocol(seeds=(0, 1, 2), budgets=(8,)))
-    {'alibi': 'flat'}
-    """
-    key = str(protocol.largest if budget is None else budget)
-    verdicts = {}
-    for method, by_seed in text.items():
-        rises = np.array([by_seed[str(seed)][key]["rise"][1:] for seed in protocol.seeds])  # (seeds, lengths)
-        kinds = [classify_rise(rises[:, k], protocol.margin) for k in range(rises.shape[1])]
-        if all(kind in ("flat", "falls") for kind in kinds):
-            verdicts[method] = "flat"
-        elif "rises" in kinds:
-            verdicts[method] = "rises"
-        else:
-            verdicts[method] = "unresolved"
-    return verdicts
-
-
-def retrieval_verdicts(retrieval: dict, protocol: Protocol = PROTOCOL) -> dict[str, int]:
-    """For each method, the longest sequence length (a multiple of ``train_len``) up to which it
-    names a key in the far half of the sequence: mean accuracy over seeds whose 95 % interval
-    lies above one half at that length and every shorter one. 0 when not even at ``train_len``.
-
-    Examples
-    --------
-    >>> fake = {"nope": {str(s): {"far": [1.0, 0.98, 0.3]} for s in range(3)}}
-    >>> retrieval_verdicts(fake, Protocol(multiples=(1, 2, 4)))
-    {'nope': 128}
-    """
-    out = {}
-    for method, by_seed in retrieval.items():
-        accuracy = np.array([by_seed[str(seed)]["far"] for seed in protocol.seeds])
-        reach = 0
-        for k, length in enumerate(protocol.lengths):
-            mean, half = seed_interval(accuracy[:, k]) if accuracy[:, k].std() > 0 else (accuracy[0, k], 0.0)
-            if mean - half <= 0.5:
-                break
-            reach = length
-        out[method] = reach
-    return out
-
-
-def agrees_with_record(live: dict, record: dict, budget: int, *, widen: float = 3.0) -> dict[str, bool]:
-    """Whether a live run agrees with the record: for each method, its mean loss and its rise
-    at every length it was scored at lie within the range the recorded seeds span at
-    ``budget``, widened on each side by ``widen`` standard errors of the live estimate and of
-    the recorded one.
-
-    ``live`` maps a method to :func:`summarise_text` of a live run (the record's first
-    lengths); ``record`` is :func:`~posenc_helpers.measured.trained_extrapolation`'s.
-
-    Examples
-    --------
-    >>> entry = {"mean": [2.0, 2.5], "se": [0.02, 0.02], "rise": [0.0, 0.5], "rise_se": [0.0, 0.01]}
-    >>> record = {"protocol": {"seeds": [0, 1]}, "text": {"rope": {"0": {"250": entry}, "1": {"250": entry}}}}
-    >>> live = {"rope": {"mean": [2.1, 2.6], "se": [0.03, 0.03], "rise": [0.0, 0.5], "rise_se": [0.0, 0.01]}}
-    >>> agrees_with_record(live, record, 250)   # 2.1 is within 3 * (0.03 + 0.02) of 2.0
-    {'rope': True}
-    >>> live["rope"]["mean"][0] = 2.2
-    >>> agrees_with_record(live, record, 250)
-    {'rope': False}
-    """
-    widen = require_positive_real(widen, "widen")
-    out = {}
-    for method, summary in live.items():
-        runs = [record["text"][method][str(seed)][str(budget)] for seed in record["protocol"]["seeds"]]
-        ok = True
-        for value_key, se_key in (("mean", "se"), ("rise", "rise_se")):
-            for k, value in enumerate(summary[value_key]):
-                recorded = [run[value_key][k] for run in runs]
-                slack = widen * (summary[se_key][k] + max(run[se_key][k] for run in runs))
-                ok &= min(recorded) - slack <= value <= max(recorded) + slack
-        out[method] = bool(ok)
-    return out
-
-
-def works_past_training_length(curves: dict, threshold: float = FLAT_MARGIN) -> dict[str, bool]:
-    """Whether each method's loss rises by at most ``threshold`` above its loss at the training length
-    on every seed, from ``{(method, seed): losses at L, 2L, ...}`` (a quick look; the record's
-    verdicts use seed intervals, :func:`extrapolation_verdicts`).
-
-    Examples
-    --------
-    >>> curves = {("alibi", 0): [2.3, 2.31, 2.3], ("rope", 0): [2.2, 2.3, 3.0]}
-    >>> works_past_training_length(curves)
-    {'alibi': True, 'rope': False}
-    """
-    threshold = require_positive_real(threshold, "threshold")
-    worst: dict[str, float] = {}
-    for (method, _seed), losses in curves.items():
-        losses = np.asarray(losses, dtype=float)
-        worst[method] = max(worst.get(method, -np.inf), float((losses[1:] - losses[0]).max()))
-    return {method: bool(rise <= threshold) for method, rise in worst.items()}
 
 
 def _rounded(value):
@@ -334,9 +234,15 @@ def _evaluate_text(protocol: Protocol, models: dict) -> dict:
 
     def evaluate(key):
         model = models[key]
-        multiples = protocol.multiples if key[2] == protocol.largest else protocol.sweep_multiples
-        lengths = [m * protocol.train_len for m in multiples]
-        return summarise_text(length_losses(model, lengths, seed=model.seed, windows=protocol.windows))
+        largest = key[2] == protocol.largest
+        lengths = [m * protocol.train_len for m in (protocol.multiples if largest else protocol.sweep_multiples)]
+        losses = length_losses(model, lengths, seed=model.seed, windows=protocol.windows)
+        if not largest:
+            return summarise_text(losses)
+        sliding = sliding_window_losses(
+            model, seed=model.seed, windows=protocol.windows, stride=protocol.sliding_stride
+        )
+        return summarise_text(losses, sliding)
 
     summaries = dict(zip(models, two_at_a_time(evaluate, list(models)), strict=True))
     text: dict = {m: {str(s): {} for s in protocol.seeds} for m in METHODS}
@@ -382,22 +288,69 @@ def _positions_part(protocol: Protocol, models: dict) -> tuple[dict, dict]:
     return positions, norms
 
 
-def _retrieval_part(protocol: Protocol, progress: bool) -> dict:
-    """The retrieval task: every method and seed trained, then scored far and near at every length."""
-    retrieval_models = train_many(
-        METHODS, protocol.seeds, task="retrieval", steps=protocol.retrieval_steps,
-        batch_size=protocol.retrieval_batch_size, train_len=protocol.train_len, learning_rate=protocol.learning_rate,
+def _score_question_model(protocol: Protocol, model: TrainedModel) -> dict:
+    """A question model's accuracy far and near at every length, and with its context shuffled."""
+    seed, lengths, windows = model.seed, protocol.lengths, protocol.question_windows
+    scores = {
+        placement: question_accuracy(model, lengths, placement=placement, seed=seed, windows=windows).tolist()
+        for placement in ("far", "near")
+    }
+    scores["shuffled"] = question_accuracy(
+        model, lengths, placement="far", seed=seed, windows=windows, shuffled=True
+    ).tolist()
+    return scores
+
+
+def _questions_part(protocol: Protocol, progress: bool) -> tuple[dict, dict, dict]:
+    """The question tasks: every method and seed trained on each and scored (far, near, shuffled)
+    at every length; the best bag-of-tokens accuracy on the same sequences; the learned-table
+    control on the content lookup."""
+    common = dict(
+        batch_size=protocol.question_batch_size, train_len=protocol.train_len, learning_rate=protocol.learning_rate,
         warmup=protocol.warmup, progress=progress,
     )  # fmt: skip
-    retrieval: dict = {m: {} for m in METHODS}
-    for (m, s), model in retrieval_models.items():
-        retrieval[m][str(s)] = {
-            placement: retrieval_accuracy(
-                model, protocol.lengths, placement=placement, seed=s, windows=protocol.retrieval_windows
+    questions: dict = {}
+    bag: dict = {}
+    for task in QUESTION_TASKS:
+        trained = train_many(METHODS, protocol.seeds, task=task, steps=protocol.question_steps(task), **common)
+        scores = two_at_a_time(lambda model: _score_question_model(protocol, model), list(trained.values()))
+        questions[task] = {m: {} for m in METHODS}
+        for (m, s), score in zip(trained, scores, strict=True):
+            questions[task][m][str(s)] = score
+        bag[task] = {
+            placement: np.mean(
+                [
+                    bag_of_tokens_accuracy(
+                        task,
+                        protocol.lengths,
+                        train_len=protocol.train_len,
+                        placement=placement,
+                        seed=seed,
+                        windows=protocol.question_windows,
+                    )  # fmt: skip
+                    for seed in protocol.seeds
+                ],
+                axis=0,
             ).tolist()
             for placement in ("far", "near")
         }
-    return retrieval
+    controls: dict = {}
+    for name, change in QUESTION_CONTROLS.items():
+        config = dataclasses.replace(DEFAULT_CONFIGS[change["task"]], **change["config"])
+
+        def train_control(seed: int, change: dict = change, config: ModelConfig = config) -> dict:
+            model = train_many(
+                [change["method"]], [seed], task=change["task"], steps=protocol.question_steps(change["task"]),
+                config=config, **common,
+            )[(change["method"], seed)]  # fmt: skip
+            return _score_question_model(protocol, model)
+
+        runs = two_at_a_time(train_control, protocol.seeds)
+        controls[name] = {
+            "task": change["task"],
+            **{str(seed): run for seed, run in zip(protocol.seeds, runs, strict=True)},
+        }
+    return questions, bag, controls
 
 
 def _rescue_part(protocol: Protocol, models: dict, progress: bool) -> tuple[list[int], dict]:
@@ -439,7 +392,7 @@ def record_lab(path: Path | str = RECORD_PATH, *, protocol: Protocol = PROTOCOL,
 
     The parts, in order: the n-gram baselines, the text models (every method, seed and
     budget), the configuration controls, the loss along positions and RoPE's pair norms,
-    the retrieval task, and the rescue of RoPE. The record keeps the seconds each part
+    the question tasks with their controls, and the rescue of RoPE. The record keeps the seconds each part
     took (``"seconds"``; ``make bench`` prints them). ``make record-lab`` also sets
     ``POSENC_LAB_CACHE``, so that a rerun after an edit outside the lab's training path
     reuses the trained models.
@@ -459,7 +412,7 @@ def record_lab(path: Path | str = RECORD_PATH, *, protocol: Protocol = PROTOCOL,
     text = timed("text evaluation", _evaluate_text, protocol, models)
     controls = timed("controls", _controls_part, protocol, progress)
     positions, norms = timed("positions and pair norms", _positions_part, protocol, models)
-    retrieval = timed("retrieval", _retrieval_part, protocol, progress)
+    questions, bag, question_controls = timed("question tasks", _questions_part, protocol, progress)
     rescue_lengths, rescue = timed("rescue", _rescue_part, protocol, models, progress)
     seconds["total"] = round(time.perf_counter() - started, 1)
     record = {
@@ -477,12 +430,17 @@ def record_lab(path: Path | str = RECORD_PATH, *, protocol: Protocol = PROTOCOL,
         "controls": controls,
         "positions": positions,
         "pair_norms": norms,
-        "retrieval": retrieval,
+        "questions": questions,
+        "bag_of_tokens": bag,
+        "question_controls": question_controls,
         "rescue_lengths": rescue_lengths,
         "rescue": rescue,
     }
     record = _rounded(record)
-    record["verdicts"] = extrapolation_verdicts(record["text"], protocol)
-    record["retrieval_reach"] = retrieval_verdicts(record["retrieval"], protocol)
+    record["verdicts"] = extrapolation_verdicts(record["text"], protocol.seeds, protocol.largest)
+    record["reach"] = {
+        task: question_reach(record["questions"][task], protocol.seeds, protocol.lengths, question_threshold(task))
+        for task in QUESTION_TASKS
+    }
     Path(path).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     return record

@@ -50,6 +50,8 @@ DEFAULT_CONFIGS: dict[str, ModelConfig] = {
     "text": ModelConfig(),
     "offset": ModelConfig(d_model=64, n_layers=1, d_ff=256),
     "retrieval": ModelConfig(d_model=64, n_layers=2, d_ff=256),
+    "marker": ModelConfig(d_model=64, n_layers=2, d_ff=256),
+    "order": ModelConfig(d_model=64, n_layers=2, d_ff=256),
 }
 
 
@@ -187,9 +189,9 @@ def _check_training(method, task, train_len, seed, batch_size, learning_rate, wa
         raise ValueError(f"train_len must be at most config.max_positions = {config.max_positions}, got {train_len}")
     if task == "offset" and phi >= train_len:
         raise ValueError(f"phi must be smaller than train_len = {train_len}, got {phi}")
-    if task == "retrieval" and 2 * alphabet + 1 > config.vocab:
+    if task in ("retrieval", "marker", "order") and 2 * alphabet + 2 > config.vocab:
         raise ValueError(
-            f"alphabet must be at most (config.vocab - 1) // 2 = {(config.vocab - 1) // 2}, got {alphabet}"
+            f"alphabet must be at most (config.vocab - 2) // 2 = {(config.vocab - 2) // 2}, got {alphabet}"
         )
     return method, task, train_len, seed, batch_size, learning_rate, warmup, phi, alphabet, config
 
@@ -279,12 +281,13 @@ def train(
         warms up, stays, and decays over the last fifth: :func:`learning_rate_at`).
     seed : int, optional
         Seeds the initial weights and the training batches. Default 0.
-    task : {"text", "offset", "retrieval"}, optional
+    task : {"text", "offset", "retrieval", "marker", "order"}, optional
         ``"text"`` (default): next-byte prediction on the training files of
         :func:`~posenc_helpers.lab.stdlib_corpus`. ``"offset"``: the target at
         position ``i >= phi`` is the symbol at ``i - phi``. ``"retrieval"``: find
-        the one key symbol planted among ``alphabet`` filler symbols
-        (:mod:`posenc_helpers.lab.tasks`).
+        the one key symbol planted among ``alphabet`` filler symbols (a lookup by
+        content); ``"marker"``: name the symbol after the marker; ``"order"``: name
+        the later of two keys (:mod:`posenc_helpers.lab.tasks`).
     batch_size : int, optional
         Sequences per step, default 16.
     learning_rate : float, optional
