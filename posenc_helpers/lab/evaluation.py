@@ -146,8 +146,10 @@ def length_losses(model: TrainedModel, lengths, *, seed: int = 0, windows: int =
     (5, 3)
     """
     model = check_model(model)
-    if model.task == "retrieval":
-        raise ValueError("length_losses scores text or offset models; use retrieval_accuracy for task='retrieval'")
+    if model.task not in ("text", "offset"):
+        raise ValueError(
+            f"length_losses scores text or offset models; use question_accuracy for task={model.task!r}"
+        )
     lengths = require_lengths(lengths, "lengths", minimum=model.train_len)
     windows = require_count(windows, "windows", minimum=1)
     seed = require_count(seed, "seed")
@@ -187,8 +189,13 @@ def sliding_window_losses(model: TrainedModel, *, seed: int = 0, windows: int = 
     seed = require_count(seed, "seed")
     length = model.train_len
     stride = require_count(stride, "stride", minimum=1)
-    if length % stride or 2 * length > model.config.max_positions + 1:
+    if length % stride:
         raise ValueError(f"stride must divide train_len = {length}, got {stride}")
+    if 2 * length > model.config.max_positions + 1:
+        raise ValueError(
+            f"sliding_window_losses needs config.max_positions >= 2 * train_len - 1 = {2 * length - 1}, "
+            f"got {model.config.max_positions}"
+        )
     inputs, targets = _windows(model, 2 * length, 2 * length, windows, seed)  # the scored bytes are the last half
     losses = [
         run_in_chunks(model, _token_losses, inputs[:, start : start + length], targets[:, start : start + length])[
@@ -245,6 +252,8 @@ def position_losses(model: TrainedModel, length: int, *, seed: int = 0, windows:
     (16,)
     """
     model = check_model(model)
+    if model.task not in ("text", "offset"):
+        raise ValueError(f"position_losses scores text or offset models, got task={model.task!r}")
     length = require_count(length, "length", minimum=2)
     if length > model.config.max_positions:
         raise ValueError(f"length must be at most config.max_positions = {model.config.max_positions}")

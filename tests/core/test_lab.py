@@ -469,7 +469,7 @@ def test_retrieval_accuracy_places_the_key_and_counts_right_answers():
         lab.retrieval_accuracy(model, [8], placement="middle")
     with pytest.raises(ValueError, match="task='retrieval'"):
         lab.retrieval_accuracy(lab.train("rope", train_len=8, steps=1, warmup=1, config=TINY, progress=False), [8])
-    with pytest.raises(ValueError, match="retrieval_accuracy"):
+    with pytest.raises(ValueError, match="question_accuracy"):
         lab.length_curve(model, [8])
 
 
