@@ -147,9 +147,7 @@ def length_losses(model: TrainedModel, lengths, *, seed: int = 0, windows: int =
     """
     model = check_model(model)
     if model.task not in ("text", "offset"):
-        raise ValueError(
-            f"length_losses scores text or offset models; use question_accuracy for task={model.task!r}"
-        )
+        raise ValueError(f"length_losses scores text or offset models; use question_accuracy for task={model.task!r}")
     lengths = require_lengths(lengths, "lengths", minimum=model.train_len)
     windows = require_count(windows, "windows", minimum=1)
     seed = require_count(seed, "seed")
