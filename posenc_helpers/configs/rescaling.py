@@ -179,29 +179,26 @@ def _read_yarn(f: RopeFields) -> Rescaling:
     truncate = f.rope.get("truncate", True)
     if not isinstance(truncate, bool):
         raise TypeError(f"config field {f.where}.truncate must be true or false, got {truncate!r}")
-    yarn = dict(
-        base=f.base,
-        method="yarn",
-        factor=factor,
-        original_max_len=anchor,
-        beta_fast=f.optional_real("beta_fast") or 32.0,
-        beta_slow=f.optional_real("beta_slow") or 1.0,
-        truncate=truncate,
-    )
+    beta_fast = f.optional_real("beta_fast") or 32.0
+    beta_slow = f.optional_real("beta_slow") or 1.0
+
+    def yarn_frequencies(
+        mscale: float | None = None, mscale_all_dim: float | None = None, attention_factor: float | None = None
+    ) -> tuple[np.ndarray, float]:
+        return scaled_rope_frequencies(
+            f.rotary_width, base=f.base, method="yarn", factor=factor, original_max_len=anchor,
+            beta_fast=beta_fast, beta_slow=beta_slow, truncate=truncate, attention_factor=attention_factor,
+            mscale=mscale, mscale_all_dim=mscale_all_dim,
+        )  # fmt: skip
+
     # One implementation of YaRN's factor g(m) = 0.1 m ln s + 1 and of the mscale ratio: the package's
     # scaled_rope_frequencies, which computes them as transformers does (issue 36).
-    inv_freq, attention_factor = scaled_rope_frequencies(
-        f.rotary_width,
-        attention_factor=f.optional_real("attention_factor"),
-        mscale=mscale,
-        mscale_all_dim=mscale_all_dim,
-        **yarn,
-    )
+    inv_freq, attention_factor = yarn_frequencies(mscale, mscale_all_dim, f.optional_real("attention_factor"))
     softmax_scale = 1.0
     if mscale_all_dim:
         # DeepSeek's attention multiplies its softmax scale by g(mscale_all_dim)**2; g is linear in m, so
         # g(m) = 1 + m (g(1) - 1), with g(1) YaRN's default factor from the same implementation.
-        _, default_factor = scaled_rope_frequencies(f.rotary_width, **yarn)
+        _, default_factor = yarn_frequencies()
         softmax_scale = (1.0 + mscale_all_dim * (default_factor - 1.0)) ** 2
     return Rescaling(
         inv_freq=inv_freq,

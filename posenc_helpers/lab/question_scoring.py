@@ -1,9 +1,10 @@
 """Scoring the question tasks (:mod:`posenc_helpers.lab.tasks`): accuracy at unseen lengths, and
 the controls that say whether a task needs positions at all.
 
-A question task is scored at its query, the last token: :func:`question_accuracy` for
-a trained model, with the context optionally shuffled; :func:`bag_of_tokens_accuracy`
-for the best predictor that sees each context as a bag of tokens, on the same sequences.
+A question task is scored at its query, the last token:
+:func:`~posenc_helpers.lab.question_accuracy` for a trained model, with the context
+optionally shuffled; :func:`~posenc_helpers.lab.bag_of_tokens_accuracy` for the best
+predictor that sees each context as a bag of tokens, on the same sequences.
 """
 
 from __future__ import annotations

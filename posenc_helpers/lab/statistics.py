@@ -8,9 +8,9 @@ window-sampling variation. The rules are fixed before any number is looked at:
   ``mean ± t(0.975, n - 1) · s / sqrt(n)``;
 * a difference is called positive (or negative) only when its whole interval is
   above (below) zero;
-* the loss question is one-sided (:func:`rise_verdict`): a method's loss *does not
+* the loss question is one-sided (:func:`~posenc_helpers.lab.rise_verdict`): a method's loss *does not
   rise* past the training length when the 95 % upper bound of its rise lies below
-  the margin :data:`FLAT_MARGIN` at every longer length; it *rises* when, at some
+  the margin :data:`~posenc_helpers.lab.FLAT_MARGIN` at every longer length; it *rises* when, at some
   length, the lower bound of the rise lies above the margin, the bound taken at
   ``1 - 0.05 / k`` for ``k`` lengths (Bonferroni); anything else is unresolved.
   "Does not rise" needs every length to pass (an intersection-union test), so it
