@@ -330,7 +330,7 @@ release: $(STAMP)
 # Chapter 10 shows whether trained models work past their training length; chapter 11
 # measures it. This reruns chapter 11's protocol and writes the verdicts chapter 10 reads
 # (posenc_helpers/data/train_short_test_long.json); then run make notebooks.
-# The whole experiment of chapter 11 (about an hour on two cores: 67.7 min measured, benchmarks/README.md): writes
+# The whole experiment of chapter 11 (under an hour on two cores: 52.7 min measured, benchmarks/README.md): writes
 # posenc_helpers/data/train_short_test_long.json. Trained models are kept in
 # _build/lab-cache, so a rerun after an edit outside the lab's training code only
 # re-evaluates them.
