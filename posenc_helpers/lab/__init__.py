@@ -48,7 +48,7 @@ from .protocol import (
     record_lab,
 )
 from .question_scoring import bag_of_tokens_accuracy, question_accuracy, retrieval_accuracy
-from .statistics import FLAT_MARGIN, classify_rise, one_sided_bound, rise_verdict, seed_interval
+from .statistics import FLAT_MARGIN, one_sided_bound, rise_verdict, seed_interval
 from .tasks import QUESTION_TASKS, TASKS, question_sequences, retrieval_sequences, training_batch
 from .training import (
     DEFAULT_CONFIGS,
@@ -119,7 +119,6 @@ __all__ = [
     "rope_pair_norms",
     "FLAT_MARGIN",
     "seed_interval",
-    "classify_rise",
     "one_sided_bound",
     "rise_verdict",
     "Protocol",

@@ -4,7 +4,7 @@ A transformer that predicts bytes no better than counting which byte followed th
 last two or three bytes in the training text has learned little that needs
 attention. :func:`ngram_byte_losses` fits interpolated absolute-discounting
 n-gram models on the training text and scores every held-out byte, so the lab can
-draw unigram to 4-gram lines beside its length curves, scored on exactly the bytes
+draw unigram to 6-gram lines beside its length curves, scored on exactly the bytes
 the transformers are scored on.
 
 For a context ``h`` of ``n - 1`` bytes, ``h'`` the same context without its oldest

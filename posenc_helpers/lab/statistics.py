@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["FLAT_MARGIN", "seed_interval", "one_sided_bound", "classify_rise", "rise_verdict"]
+__all__ = ["FLAT_MARGIN", "seed_interval", "one_sided_bound", "rise_verdict"]
 
 #: Nats per byte: the smallest change of held-out loss the lab calls a change,
 #: fixed before the experiment (about 3 % of the loss at the training length).
@@ -56,27 +56,6 @@ def seed_interval(values, confidence: float = 0.95) -> tuple[float, float]:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     spread = values.std(ddof=1) / np.sqrt(values.size)
     return float(values.mean()), float(t.ppf(0.5 + confidence / 2, values.size - 1) * spread)
-
-
-def classify_rise(rises, margin: float = FLAT_MARGIN) -> str:
-    """``"rises"``, ``"flat"``, ``"falls"`` or ``"unresolved"``, from one rise per seed.
-
-    ``"rises"``: the interval is above ``margin``; ``"flat"``: inside ``±margin``;
-    ``"falls"``: below ``-margin``.
-
-    Examples
-    --------
-    >>> classify_rise([0.50, 0.60, 0.55]), classify_rise([0.01, -0.01, 0.0]), classify_rise([0.0, 0.3, 0.6])
-    ('rises', 'flat', 'unresolved')
-    """
-    mean, half = seed_interval(rises)
-    if mean - half > margin:
-        return "rises"
-    if mean + half < -margin:
-        return "falls"
-    if -margin < mean - half and mean + half < margin:
-        return "flat"
-    return "unresolved"
 
 
 def one_sided_bound(values, side: str, confidence: float = 0.95) -> float:
