@@ -10,6 +10,7 @@ import numpy as np
 
 from .._validation import as_integer_array, describe_value, require_even_width, require_positive_real
 from ..long_context import scaled_rope_frequencies
+from ..packing import flash_varlen_cu_seqlens
 from ..rope import rope_frequencies
 from ._compare import as_answer_array, call_student_function, compare_arrays
 from ._core import CheckFailed, CheckResult, is_placeholder, not_attempted, passed
@@ -282,7 +283,7 @@ _VARLEN_ROWS = (
 
 
 def _varlen_reference(ids: np.ndarray) -> np.ndarray:
-    return np.append(np.flatnonzero(ids == 0), ids.size).astype(float)
+    return flash_varlen_cu_seqlens(ids).astype(float)
 
 
 def _varlen_mistakes(ids: np.ndarray) -> list[tuple[np.ndarray, str]]:

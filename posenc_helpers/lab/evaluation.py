@@ -89,6 +89,15 @@ def scored_byte_indices(train_len: int, max_positions: int, *, windows: int, see
     return ends[:, None] - train_len + np.arange(train_len)[None, :]
 
 
+def check_lengths(model: TrainedModel, lengths) -> list[int]:
+    """``lengths`` as a list of ints, or an error naming the argument: each length at least the
+    model's ``train_len`` and at most its ``config.max_positions`` (for :func:`run_in_chunks`' callers)."""
+    lengths = require_lengths(lengths, "lengths", minimum=model.train_len)
+    if max(lengths) > model.config.max_positions:
+        raise ValueError(f"lengths must be at most config.max_positions = {model.config.max_positions}")
+    return lengths
+
+
 def run_in_chunks(model: TrainedModel, function, inputs: np.ndarray, *extra: np.ndarray) -> np.ndarray:
     """``function(params, inputs, *extra, hooks)`` over chunks of windows, concatenated.
 
@@ -148,11 +157,9 @@ def length_losses(model: TrainedModel, lengths, *, seed: int = 0, windows: int =
     model = check_model(model)
     if model.task not in ("text", "offset"):
         raise ValueError(f"length_losses scores text or offset models; use question_accuracy for task={model.task!r}")
-    lengths = require_lengths(lengths, "lengths", minimum=model.train_len)
+    lengths = check_lengths(model, lengths)
     windows = require_count(windows, "windows", minimum=1)
     seed = require_count(seed, "seed")
-    if max(lengths) > model.config.max_positions:
-        raise ValueError(f"lengths must be at most config.max_positions = {model.config.max_positions}")
     longest = max(lengths)
     scored = model.train_len
     columns = [_per_token(model, length, longest, windows, seed)[:, -scored:].mean(axis=1) for length in lengths]
@@ -274,11 +281,9 @@ def offset_accuracy(model: TrainedModel, lengths, *, seed: int = 0, windows: int
     model = check_model(model)
     if model.task != "offset":
         raise ValueError("offset_accuracy needs a model trained with task='offset'")
-    lengths = require_lengths(lengths, "lengths", minimum=model.train_len)
+    lengths = check_lengths(model, lengths)
     windows = require_count(windows, "windows", minimum=1)
     seed = require_count(seed, "seed")
-    if max(lengths) > model.config.max_positions:
-        raise ValueError(f"lengths must be at most config.max_positions = {model.config.max_positions}")
     longest = max(lengths)
     out = []
     for length in lengths:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import require_choice, require_count, require_lengths
-from .evaluation import check_model, predicted_tokens, run_in_chunks
+from .evaluation import check_lengths, check_model, predicted_tokens, run_in_chunks
 from .tasks import QUESTION_TASKS, question_sequences
 from .training import TrainedModel
 
@@ -82,14 +82,12 @@ def question_accuracy(
     model = check_model(model)
     if model.task not in QUESTION_TASKS:
         raise ValueError(f"question_accuracy needs a model trained on one of {QUESTION_TASKS}, got {model.task!r}")
-    lengths = require_lengths(lengths, "lengths", minimum=model.train_len)
+    lengths = check_lengths(model, lengths)
     placement = require_choice(placement, "placement", ("far", "near"))
     windows = require_count(windows, "windows", minimum=1)
     seed = require_count(seed, "seed")
     if not isinstance(shuffled, bool):
         raise TypeError(f"shuffled must be True or False, got {shuffled!r}")
-    if max(lengths) > model.config.max_positions:
-        raise ValueError(f"lengths must be at most config.max_positions = {model.config.max_positions}")
     out = []
     for length in lengths:
         tokens, answers = _question_set(
