@@ -5,8 +5,9 @@ read as ``bias[h, i, j] = c_i - m_h * (i - j)``: a constant per row is allowed,
 since softmax ignores it (the ``m * j`` shortcut of chapter 08, under a causal
 mask). The slopes ``m_h`` are compared with :func:`~posenc_helpers.alibi_slopes`;
 when they differ, the kit reads what they are: the same slopes with the sign
-flipped, the power-of-two formula used for a head count that is not one, the
-reference slopes in another order, or the head index counted from 0.
+flipped, the reference slopes in another head order (at any head count), the
+power-of-two formula used for a head count that is not one, or the head index
+counted from 0.
 """
 
 from __future__ import annotations
@@ -72,11 +73,12 @@ def _explain(n_heads: int, got: np.ndarray, meant: np.ndarray) -> list[Evidence]
     where = {"head": head, "expected": float(meant[head]), "got": float(slopes[head])}
     power_of_two = n_heads & (n_heads - 1) == 0
     rule = next((note for note, wrong in _wrong_rules(n_heads).items() if np.allclose(slopes, wrong, rtol=1e-6)), None)
-    if not power_of_two and rule is not None:
+    if np.allclose(np.sort(slopes), np.sort(meant), rtol=1e-6):
+        order = "reversed" if np.allclose(slopes, meant[::-1], rtol=1e-6) else "in another order"
+        note = f"every slope of the paper's list is there, but {order} over the heads"
+        findings.append(Evidence(probe, note, bug="alibi-head-order", **where))  # type: ignore[arg-type]
+    elif not power_of_two and rule is not None:
         findings.append(Evidence(probe, rule, bug="alibi-slopes-non-power-of-two", **where))  # type: ignore[arg-type]
-    elif not power_of_two and np.allclose(np.sort(slopes), np.sort(meant), rtol=1e-6):
-        note = "the reference slopes, in another head order"
-        findings.append(Evidence(probe, note, bug="alibi-slopes-non-power-of-two", **where))  # type: ignore[arg-type]
     elif np.allclose(slopes, meant * 2.0 ** (8.0 / (1 << (n_heads.bit_length() - 1))), rtol=1e-6) and power_of_two:
         note = "head h gets the slope of head h - 1: heads counted from 0 in 2**(-8h/n)"
         findings.append(Evidence(probe, note, bug="off-by-one", **where))  # type: ignore[arg-type]

@@ -125,8 +125,10 @@ def explain_frequencies(observed: np.ndarray, meant: FrequencyMeaning, probe: st
     one :class:`Evidence`, naming the bug whose law the observed frequencies
     follow: the meant ones rounded to a low precision, the unscaled ones, the
     rescaling applied twice, a constant factor (2: rotated twice; ``base**(2/w)``:
-    the pair index off by one), or a geometric law with another base, with the
-    dimension index in the exponent (``base**2``) or with another denominator.
+    the pair index off by one), or a geometric law with another base: the
+    exponent's factor 2 lost (``sqrt(base)``), ``d/2 - 1`` steps where ``d/2`` are
+    meant (``base**(n/(n - 1))`` for ``n = d/2``), the dimension index in the
+    exponent (``base**2``) or another denominator.
     """
     theta = meant.expected
     if _close(observed, theta):
@@ -187,6 +189,19 @@ def _geometric_law(
         if _close(law_base, meant.base ** (meant.width / width), 2e-3):
             note = f"the exponent divides by {name} = {width} where {meant.width} is meant"
             return [Evidence(probe, note, bug="model-dim-denominator", **where)]
+    if _close(law_base, meant.base**0.5, 2e-3):
+        note = (
+            "the frequencies fall half as fast: the exponent lost its factor 2, base**(-k/d) where base**(-2k/d) is "
+            "meant (a base of sqrt(base) would give the same numbers)"
+        )
+        return [Evidence(probe, note, bug="half-exponent", **where)]
+    steps = meant.width / 2.0
+    if steps > 1 and _close(law_base, meant.base ** (steps / (steps - 1.0)), 2e-3):
+        note = (
+            f"the exponent divides by d/2 - 1 = {steps - 1:g} steps where {steps:g} are meant, as "
+            "linspace(0, 1, d/2) does: the last pair turns at exactly 1/base"
+        )
+        return [Evidence(probe, note, bug="denominator-minus-one", **where)]
     if _close(law_base, meant.base**2, 2e-3):
         note = (
             "the frequencies fall twice as fast: the exponent holds the dimension index 2k where k is meant "

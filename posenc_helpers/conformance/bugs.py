@@ -41,6 +41,15 @@ BUGS: dict[str, str] = {
         "divides the exponent by the wrong width: d_model, or the whole head where only the rotated width is meant "
         "(and the reverse: ordinary against proportional partial rotary)"
     ),
+    "half-exponent": (
+        "drops the factor 2 of the exponent: base**(-k/d) with the pair index k where base**(-2k/d) is meant, "
+        "so the frequencies fall half as fast (numerically the same as a base of sqrt(base))"
+    ),
+    "denominator-minus-one": (
+        "divides the exponent by d/2 - 1 steps where d/2 are meant: base**(-linspace(0, 1, d/2)), or "
+        "tensor2tensor's spacing where the paper's is meant, so the last pair turns at exactly 1/base "
+        "(numerically the same as a base of base**(n/(n - 1)) for n = d/2)"
+    ),
     "base": "uses another base than the one meant (a hard-coded or defaulted 10000, a rope_theta not read)",
     "off-by-one": (
         "counts an index from the wrong start: positions shifted by one, pair index k + 1 for k, "
@@ -55,8 +64,9 @@ BUGS: dict[str, str] = {
         "them together): the angle errors grow with the position, to about a radian at a few thousand tokens"
     ),
     "low-precision-tables": (
-        "rounds the cos/sin tables to float16 or bfloat16 while the angles are exact: a bounded error of about "
-        "one unit in the last place (near 1e-3 for bfloat16) at every position, not growing with it"
+        "rounds the cos/sin tables to float16 or bfloat16 while the angles are exact, in a model the spec declares "
+        "in a finer dtype: a bounded error of about one unit in the last place (near 1e-3 for bfloat16) at every "
+        "position, not growing with it (declare dtype= as the model runs, and it conforms)"
     ),
     "offset-applied-twice": (
         "adds a cache or chunk offset to positions that already hold it (positions + positions[0]): "
@@ -85,10 +95,34 @@ BUGS: dict[str, str] = {
     "alibi-slopes-non-power-of-two": (
         "gives a head count that is not a power of two the wrong slopes (the power-of-two formula 2**(-8h/n) "
         "applied as it is, the next power of two's slopes cut short, the lower power's slopes repeated, "
-        "every other slope of the next power taken from the second ([1::2]) instead of the first ([0::2]), "
-        "or the reference slopes in another order)"
+        "or every other slope of the next power taken from the second ([1::2]) instead of the first ([0::2]))"
+    ),
+    "alibi-head-order": (
+        "gives the heads the right slopes in the wrong order (reversed, or sorted, where head h is meant to get "
+        "the h-th slope of the paper's list): each head then looks as far as another head was trained to"
     ),
     "alibi-sign": "adds the ALiBi bias with the wrong sign: distant keys are favoured instead of penalised",
+    "rope-on-values": (
+        "rotates the values as well as the queries and keys: each value comes back turned by its key's position, "
+        "which no score can undo"
+    ),
+    "qk-rotated-differently": (
+        "rotates queries and keys by different code paths (one layout, base, direction or position for the "
+        "queries, another for the keys, or one of them not at all): scores then depend on where a pair of "
+        "tokens sits, not only on how far apart"
+    ),
+    "offset-keys-only": (
+        "applies the cache offset to the keys but not to the queries: a prefill from position 0 is exact, "
+        "and every decoded query is rotated as if its block started at 0"
+    ),
+    "bias-outside-scale": (
+        "adds the ALiBi bias on the wrong side of the 1/sqrt(d) softmax scale: (q.k + bias)/sqrt(d) where "
+        "q.k/sqrt(d) + bias is meant (or the reverse), so every slope is sqrt(d) times too small (or too large)"
+    ),
+    "causal-mask": (
+        "masks the wrong keys: no causal mask, a mask that lets the next token or a little weight through, "
+        "one that hides a query's own token, or one aligned to the top left of a KV cache"
+    ),
 }
 
 #: Bug name -> (notebook stem, section label, section title) of the section that explains it.
@@ -125,6 +159,14 @@ EXPLAINED_IN: dict[str, tuple[str, str, str]] = {
     "rotary-width": ("12_positions_in_todays_models", "practice-partial-rotary", "Partial rotary"),
     "alibi-slopes-non-power-of-two": ("08_alibi", "alibi-slopes", "The slopes"),
     "alibi-sign": ("08_alibi", "alibi-bias-logits-nothing", "A bias on the logits, nothing on the input"),
+    "half-exponent": ("14_positional_bugs_museum", "museum-exponent-slips", "Two slips in the exponent"),
+    "denominator-minus-one": ("14_positional_bugs_museum", "museum-exponent-slips", "Two slips in the exponent"),
+    "alibi-head-order": ("08_alibi", "alibi-slopes", "The slopes"),
+    "rope-on-values": ("07_rope", "rope-where-rope-sits", "Where RoPE sits"),
+    "qk-rotated-differently": ("14_positional_bugs_museum", "museum-attention-level", "Bugs only attention can show"),
+    "offset-keys-only": ("14_positional_bugs_museum", "museum-attention-level", "Bugs only attention can show"),
+    "bias-outside-scale": ("14_positional_bugs_museum", "museum-attention-level", "Bugs only attention can show"),
+    "causal-mask": ("14_positional_bugs_museum", "museum-attention-level", "Bugs only attention can show"),
 }
 
 
@@ -145,6 +187,11 @@ BUGS_BY_KIND: dict[tuple[str, str], str] = {
 EXPLAINED_IN_BY_KIND: dict[tuple[str, str], tuple[str, str, str]] = {
     ("layout", "sinusoidal"): ("04_sine_cosine_pairs", "pairs-layouts-real-code", "Two layouts in real code"),
     ("model-dim-denominator", "sinusoidal"): (
+        "04_sine_cosine_pairs",
+        "pairs-layouts-real-code",
+        "Two layouts in real code",
+    ),
+    ("denominator-minus-one", "sinusoidal"): (
         "04_sine_cosine_pairs",
         "pairs-layouts-real-code",
         "Two layouts in real code",
@@ -171,6 +218,7 @@ FORMULA_SECTION: dict[str, tuple[str, str, str]] = {
     "rope_frequencies": ("07_rope", "rope-rotation-relative-score", "The rotation and the relative score"),
     "sinusoidal": ("04_sine_cosine_pairs", "pairs-formula-k-indexing", "The formula, with k indexing pairs"),
     "alibi": ("08_alibi", "alibi-slopes", "The slopes"),
+    "attention": ("14_positional_bugs_museum", "museum-attention-level", "Bugs only attention can show"),
 }
 
 
@@ -181,7 +229,7 @@ def describe(bug: str, kind: str | None = None) -> str:
     ----------
     bug : str
         A key of :data:`BUGS`.
-    kind : {"sinusoidal", "rope", "rope_frequencies", "alibi"}, optional
+    kind : {"sinusoidal", "rope", "rope_frequencies", "alibi", "attention"}, optional
         The kind of code diagnosed; ``None`` gives the generic line of :data:`BUGS`.
 
     Returns
@@ -222,7 +270,7 @@ def formula_section(kind: str) -> str:
 
     Parameters
     ----------
-    kind : {"sinusoidal", "rope", "rope_frequencies", "alibi"}
+    kind : {"sinusoidal", "rope", "rope_frequencies", "alibi", "attention"}
         The kind of code diagnosed.
 
     Returns
@@ -233,7 +281,7 @@ def formula_section(kind: str) -> str:
     Raises
     ------
     ValueError
-        If ``kind`` is not one of the four.
+        If ``kind`` is not one of the five.
 
     Examples
     --------

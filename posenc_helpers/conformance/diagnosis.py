@@ -7,13 +7,22 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import require_choice, require_even_width, require_positive_real
-from .alibi import diagnose_alibi
+from .._validation import describe_value, require_choice, require_even_width, require_positive_real, require_real
+from .alibi import SEQ_LEN, diagnose_alibi
+from .attention import ATTENTION_METHODS, FAR, AttentionSpec, diagnose_attention, probe_length
 from .report import Evidence, Report
-from .rope import diagnose_rope
+from .rope import OFFSET_BLOCKS, diagnose_rope, probe_positions
 from .rope_frequencies import diagnose_rope_frequencies
-from .sinusoidal import CONVENTIONS, DEFAULT_LAYOUT, diagnose_sinusoidal
-from .spec import UserCall, UserFunctionFailed, normalise_spec, require_alibi_heads, rotary_spec
+from .sinusoidal import CONVENTION_SHIFT, CONVENTIONS, DEFAULT_LAYOUT, LAYOUTS, SinusoidalSpec, diagnose_sinusoidal
+from .spec import (
+    UserCall,
+    UserFunctionFailed,
+    normalise_spec,
+    require_alibi_heads,
+    require_dtype,
+    require_max_positions,
+    rotary_spec,
+)
 
 __all__ = ["diagnose"]
 
@@ -26,28 +35,94 @@ _ACCEPTS = {
     ),
     "rope_frequencies": ("fn() -> inverse frequencies (rotary_dim // 2,)", 0),
     "alibi": ("fn(n_heads, seq_len) -> bias (n_heads, seq_len, seq_len)", 2),
+    "attention": (
+        "fn(q, k, v, positions) -> output of q's shape, for q of shape (batch, n_heads, n_q, head_dim), k and v "
+        "of shape (batch, n_heads, n_k, head_dim), n_q <= n_k, and the keys' integer positions of shape (n_k,) "
+        "(the queries are the last n_q tokens)",
+        4,
+    ),
 }
 
+Outcome = tuple[dict[str, Any], list[Evidence], bool, list[str], "int | None"]
 
-def _run(kind: str, call: UserCall, spec: dict[str, Any]) -> tuple[dict[str, Any], list[Evidence], bool]:
-    if kind in ("rope", "rope_frequencies"):
+
+def _sinusoidal(call: UserCall, spec: dict[str, Any]) -> Outcome:
+    d_model = require_even_width(spec["d_model"], "d_model")
+    base = require_positive_real(spec.get("base", 10000.0), "base")
+    convention = require_choice(spec.get("convention", "vaswani"), "convention", CONVENTIONS)
+    layout = require_choice(spec.get("layout", DEFAULT_LAYOUT[convention]), "layout", LAYOUTS)
+    shift = spec.get("downscale_freq_shift")
+    shift = CONVENTION_SHIFT[convention] if shift is None else require_real(shift, "downscale_freq_shift")
+    if d_model // 2 - shift <= 0 and d_model > 2:
+        raise ValueError(f"downscale_freq_shift must be below d_model / 2 = {d_model // 2}, got {shift:g}")
+    dtype = require_dtype(spec.get("dtype"))
+    max_positions = require_max_positions(spec.get("max_position_embeddings"))
+    shown: dict[str, Any] = {"d_model": d_model, "base": base, "layout": layout}
+    if convention != "vaswani":
+        shown["convention"] = convention
+    if "downscale_freq_shift" in spec:
+        shown["downscale_freq_shift"] = shift
+    if dtype != "float32":
+        shown["dtype"] = dtype
+    if max_positions is not None:
+        shown["max_position_embeddings"] = max_positions
+    checked = SinusoidalSpec(d_model, base, convention, layout, float(shift), dtype, max_positions)
+    reach = int(probe_positions(max_positions)[-1])
+    return (shown, *diagnose_sinusoidal(call, checked), reach)
+
+
+def _attention(call: UserCall, spec: dict[str, Any]) -> Outcome:
+    method = spec.get("method", "rope")
+    if not isinstance(method, str):
+        raise TypeError(
+            f"method must be one of {', '.join(map(repr, ATTENTION_METHODS))}, got {describe_value(method)}"
+        )
+    method = require_choice(method, "method", ATTENTION_METHODS)
+    causal = spec.get("causal", True)
+    if not isinstance(causal, (bool, np.bool_)):
+        raise TypeError(f"causal must be True or False, got {type(causal).__name__} {causal!r}")
+    heads = require_alibi_heads(spec.get("n_heads", 8 if method == "alibi" else 2))
+    if len(heads) != 1:
+        raise ValueError(f"n_heads must be one head count for kind='attention', got {list(heads)}")
+    rotary_keys = ("base", "layout", "rotary_fraction", "rotary_dim", "scaling", "d_model", "max_position_embeddings")
+    if method != "rope" and any(key in spec for key in rotary_keys):
+        given = ", ".join(key for key in rotary_keys if key in spec)
+        raise ValueError(f"{given}: only method='rope' reads these; method={method!r} does not")
+    if method == "rope":
+        rotary = rotary_spec("attention", spec)
+        shown = {"method": method, **rotary.shown}
+        head_dim, dtype = rotary.head_dim, rotary.dtype
+    else:
+        rotary, head_dim = None, require_even_width(spec["head_dim"], "head_dim")
+        dtype = require_dtype(spec.get("dtype"))
+        shown = {"method": method, "head_dim": head_dim} | ({"dtype": dtype} if dtype != "float32" else {})
+    shown["n_heads"] = heads[0]
+    if not causal:
+        shown["causal"] = False
+    checked = AttentionSpec(method, head_dim, heads[0], bool(causal), dtype, rotary)
+    return (shown, *diagnose_attention(call, checked), FAR + probe_length(head_dim) - 1)
+
+
+def _run(kind: str, call: UserCall, spec: dict[str, Any]) -> Outcome:
+    if kind == "rope":
         rotary = rotary_spec(kind, spec)
-        probe = diagnose_rope if kind == "rope" else diagnose_rope_frequencies
-        return (rotary.shown, *probe(call, rotary))
+        evidence, explained, notes = diagnose_rope(call, rotary)
+        reach = max(
+            int(probe_positions(rotary.max_position_embeddings)[-1]), *(int(b[-1]) for b in OFFSET_BLOCKS.values())
+        )
+        return rotary.shown, evidence, explained, notes, reach
+    if kind == "rope_frequencies":
+        rotary = rotary_spec(kind, spec)
+        return (rotary.shown, *diagnose_rope_frequencies(call, rotary), [], None)
     if kind == "sinusoidal":
-        d_model = require_even_width(spec["d_model"], "d_model")
-        base = require_positive_real(spec.get("base", 10000.0), "base")
-        convention = require_choice(spec.get("convention", "vaswani"), "convention", CONVENTIONS)
-        layout = require_choice(spec.get("layout", DEFAULT_LAYOUT[convention]), "layout", ("interleaved", "concat"))
-        shown = {"d_model": d_model, "base": base, "layout": layout}
-        if convention != "vaswani":
-            shown["convention"] = convention
-        return (shown, *diagnose_sinusoidal(call, d_model, base, layout, convention))
+        return _sinusoidal(call, spec)
+    if kind == "attention":
+        return _attention(call, spec)
     causal = spec.get("causal", True)
     if not isinstance(causal, (bool, np.bool_)):
         raise TypeError(f"causal must be True or False, got {type(causal).__name__} {causal!r}")
     heads = require_alibi_heads(spec.get("n_heads"))
-    return ({"causal": bool(causal)}, *diagnose_alibi(call, heads, bool(causal)))
+    return ({"causal": bool(causal)}, *diagnose_alibi(call, heads, bool(causal)), [], SEQ_LEN - 1)
 
 
 def diagnose(
@@ -175,13 +250,15 @@ def diagnose(
     accepts, arity = _ACCEPTS[kind]
     call = UserCall.checked(fn, accepts, arity, inputs_as)
     try:
-        shown, evidence, explained = _run(kind, call, spec)
+        shown, evidence, explained, notes, reach = _run(kind, call, spec)
     except UserFunctionFailed as failure:
         shown = dict(spec)
         return Report(kind, shown, ok=False, error=str(failure))
     if not evidence:
-        return Report(kind, shown, ok=True)
+        return Report(kind, shown, ok=True, notes=tuple(notes), reach=reach)
     bugs = tuple(dict.fromkeys(item.bug for item in evidence if item.bug is not None))
     unrecognised = not explained or any(item.bug is None for item in evidence)
     bug = bugs[0] if len(bugs) == 1 and not unrecognised else None
-    return Report(kind, shown, ok=False, bug=bug, bugs=bugs, unrecognised=unrecognised, evidence=tuple(evidence))
+    return Report(
+        kind, shown, ok=False, bug=bug, bugs=bugs, unrecognised=unrecognised, evidence=tuple(evidence), reach=reach
+    )

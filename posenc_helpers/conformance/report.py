@@ -16,6 +16,7 @@ _KIND_TITLES = {
     "rope": "RoPE",
     "rope_frequencies": "RoPE frequencies",
     "alibi": "ALiBi",
+    "attention": "Attention",
 }
 
 
@@ -129,7 +130,8 @@ class Report:
     Attributes
     ----------
     kind : str
-        What was checked: ``"sinusoidal"``, ``"rope"``, ``"rope_frequencies"`` or ``"alibi"``.
+        What was checked: ``"sinusoidal"``, ``"rope"``, ``"rope_frequencies"``, ``"alibi"`` or
+        ``"attention"``.
     spec : mapping
         What the implementation was meant to do, as given (normalised).
     ok : bool
@@ -147,14 +149,20 @@ class Report:
     error : str or None
         The exception the function raised on a probe, reported as
         ``"ExceptionType: message (probe)"``; then ``ok`` is False and no bug is named.
+    notes : tuple of str
+        What a conforming function's output costs where the spec allows it (tables
+        rounded to the declared dtype: a bounded error), printed after the first line.
+    reach : int or None
+        The largest position the probes reached, where the kind takes positions
+        (the report then says "conforms on every probe up to position N").
 
     Examples
     --------
-    >>> report = Report("alibi", {"causal": True}, ok=True)
+    >>> report = Report("alibi", {"causal": True}, ok=True, reach=5)
     >>> report.ok, report.bug
     (True, None)
     >>> print(report)
-    ALiBi (causal=True): conforms on every probe.
+    ALiBi (causal=True): conforms on every probe up to position 5.
     """
 
     kind: str
@@ -165,6 +173,8 @@ class Report:
     unrecognised: bool = False
     evidence: tuple[Evidence, ...] = field(default_factory=tuple)
     error: str | None = None
+    notes: tuple[str, ...] = ()
+    reach: int | None = None
 
     def __post_init__(self) -> None:
         for name in self.bugs + ((self.bug,) if self.bug else ()):
@@ -192,12 +202,14 @@ class Report:
         return f"{_KIND_TITLES.get(self.kind, self.kind)} ({settings})"
 
     def __str__(self) -> str:
-        lines = [self.title() + ": " + ("conforms on every probe." if self.ok else "does not conform.")]
+        reach = "" if self.reach is None else f" up to position {self.reach}"
+        lines = [self.title() + ": " + (f"conforms on every probe{reach}." if self.ok else "does not conform.")]
         if self.error is not None:
             lines.append(f"The function raised an exception on a probe: {self.error}")
             return "\n".join(lines)
+        lines.extend(f"Note: {note}." for note in self.notes)
         if self.ok:
-            return lines[0]
+            return "\n".join(lines)
         if self.bug is not None:
             lines.append(f"Bug: {self.bug}: {describe(self.bug, self.kind)}.")
         elif self.bugs:

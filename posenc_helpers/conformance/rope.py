@@ -1,30 +1,45 @@
 """Probes for a RoPE implementation ``fn(x, positions)``: unit vectors at chosen positions.
 
 The probe feeds unit vectors: batch entry ``j`` holds ``e_j`` at every position
-of :data:`PROBE_POSITIONS`. Because RoPE is linear, output ``[j, t, :]`` is
+of :func:`probe_positions`. Because RoPE is linear, output ``[j, t, :]`` is
 column ``j`` of the matrix the code applies at position ``t``, so the probe
 reads the whole matrix: which features it pairs (the layout, the rotary width),
 and, per pair, the angle and scale of the 2x2 block at every position. The
 angles are then fitted (:mod:`.angles`): direction, phase at position 0, offset,
 frequency law; what remains unexplained is tested against rows numbered from 0
-(positions ignored) and against low-precision angles.
+(positions ignored), against low-precision angles and tables (:mod:`.formats`),
+and against positions that wrap around a table too short for them.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..precision import round_to_precision
 from ..rope import apply_rope
 from .angles import angle_tolerance, explain_frequencies, fit_angles, wrap
+from .formats import FLOAT16_OVERFLOW, angle_slack, rounded_angle_variants, rounded_tables, table_cost, within_dtype
 from .report import Evidence
 from .spec import RotarySpec, UserCall
 
-__all__ = ["PROBE_POSITIONS", "diagnose_rope", "pairs_of"]
+__all__ = ["PROBE_POSITIONS", "diagnose_rope", "pairs_of", "probe_label", "probe_positions"]
 
 #: Positions probed: 0, 1, 2 fix direction, phase and offset; the gaps catch code that
-#: numbers rows itself; 257 and 4097 are where bfloat16 and float16 lose integers.
-PROBE_POSITIONS = np.array([0, 1, 2, 3, 5, 17, 100, 257, 1000, 4097], dtype=np.int64)
+#: numbers rows itself; 257 and 4097 are where bfloat16 and float16 lose integers; 8193,
+#: 32769 and 131073 are one past the context lengths where long-context failures start
+#: (a table of 2**13, 2**15 or 2**17 rows indexed modulo its length, float16's range).
+PROBE_POSITIONS = np.array([0, 1, 2, 3, 5, 17, 100, 257, 1000, 4097, 8193, 32769, 131073], dtype=np.int64)
+
+
+def probe_positions(max_position_embeddings: int | None = None) -> np.ndarray:
+    """:data:`PROBE_POSITIONS`, plus the last position of the model's context when it is given."""
+    if max_position_embeddings is None:
+        return PROBE_POSITIONS.copy()
+    return np.unique(np.append(PROBE_POSITIONS, max_position_embeddings - 1)).astype(np.int64)
+
+
+def probe_label(positions: np.ndarray) -> str:
+    """``"unit vectors at positions 0 .. 131073"``."""
+    return f"unit vectors at positions 0 .. {int(positions[-1])}"
 
 
 def pairs_of(layout: str, width: int, start: int = 0) -> list[tuple[int, int]]:
@@ -163,7 +178,7 @@ def _blocks(matrices: np.ndarray, pairs: list[tuple[int, int]]) -> tuple[np.ndar
     return np.arctan2(sin_part, cos_part), np.hypot(cos_part, sin_part), reflection
 
 
-def _fit_findings(spec: RotarySpec, fit, width: int, scale: float) -> list[Evidence]:  # noqa: ANN001
+def _fit_findings(spec: RotarySpec, fit, width: int, scale: float, label: str) -> list[Evidence]:  # noqa: ANN001
     probe = "unit vectors at positions 0, 1, 2"
     findings: list[Evidence] = []
     quarter = abs(fit.phase - np.pi / 2) < 1e-3
@@ -192,7 +207,7 @@ def _fit_findings(spec: RotarySpec, fit, width: int, scale: float) -> list[Evide
         findings.append(Evidence(probe, note, position=0, pair=0, bug=bug))
     if width == spec.rotary_dim:  # p-RoPE: the pairs meant to turn (the rest, turning, is already evidence)
         freqs = np.asarray(fit.freqs)[: spec.turning]
-        findings.extend(explain_frequencies(freqs, spec.meaning(freqs.size), "unit vectors at positions 0 .. 4097"))
+        findings.extend(explain_frequencies(freqs, spec.meaning(freqs.size), label))
     findings.extend(_scale_findings(spec, scale, findings))
     return findings
 
@@ -211,96 +226,55 @@ def _scale_findings(spec: RotarySpec, scale: float, findings: list[Evidence]) ->
     return [Evidence(probe, note, expected=factor, got=scale, bug="attention-factor")]
 
 
-_FORMATS = ("bfloat16", "float16")
+def _low_precision_angles(
+    spec: RotarySpec, positions: np.ndarray, observed: np.ndarray, slack: float
+) -> tuple[str, str] | None:
+    """The format and what was rounded when the observed block angles are the spec's angles so computed.
 
-
-def _angle_variants(positions: np.ndarray, theta: np.ndarray, precision: str) -> dict[str, list[np.ndarray]]:
-    """Angles with some of positions, frequencies and product rounded to ``precision``, by what is rounded.
-
-    Each variant lists the product computed in float64 and in float32 (a near tie may round either way).
+    ``slack`` allows for cos/sin tables rounded as well (a whole model cast to the format).
     """
-
-    def rounded(x: np.ndarray) -> np.ndarray:
-        return round_to_precision(x, precision)
-
-    variants: dict[str, list[np.ndarray]] = {}
-    for t_round in (False, True):
-        for f_round in (False, True):
-            for p_round in (False, True):
-                if not (t_round or f_round or p_round):
-                    continue
-                t = rounded(positions) if t_round else positions
-                f = rounded(theta) if f_round else theta
-                products = [t[:, None] * f[None, :], (t.astype(np.float32)[:, None] * f.astype(np.float32)[None, :])]
-                products = [np.asarray(p, dtype=np.float64) for p in products]
-                if p_round:
-                    products = [rounded(p) for p in products]
-                what = [
-                    name
-                    for name, used in (("positions", t_round), ("frequencies", f_round), ("their product", p_round))
-                    if used
-                ]
-                variants[" and ".join(what)] = products
-    return variants
-
-
-def _low_precision_angles(spec: RotarySpec, positions: np.ndarray, observed: np.ndarray) -> tuple[str, str] | None:
-    """The format and what was rounded when the observed block angles are the spec's angles so computed."""
-    tolerance = angle_tolerance(positions)[:, None] + 1e-6
-    for precision in _FORMATS:
-        for what, products in _angle_variants(positions, spec.expected[: spec.turning], precision).items():
+    tolerance = angle_tolerance(positions)[:, None] + 1e-6 + slack
+    for precision in ("bfloat16", "float16"):
+        for what, products in rounded_angle_variants(positions, spec.expected[: spec.turning], precision).items():
             hit = np.zeros(observed.shape, dtype=bool)
             for angles in products:
-                hit |= np.abs(wrap(observed - angles)) <= tolerance
+                with np.errstate(invalid="ignore"):
+                    hit |= np.abs(wrap(observed - angles)) <= tolerance
             if np.all(hit):
                 return precision, what
     return None
 
 
-def _low_precision_tables(
-    spec: RotarySpec, positions: np.ndarray, cos_sin: tuple[np.ndarray, np.ndarray]
-) -> str | None:
-    """The format when the observed cos and sin are the exact ones (times the factor) rounded to it."""
-    exact = positions[:, None] * spec.expected[None, : spec.turning]
-    meant = (spec.attention_factor * np.cos(exact), spec.attention_factor * np.sin(exact))
-    for precision in ("float16", "bfloat16"):
-        ulp = 2.0 ** -(11 if precision == "float16" else 8)
-        fine = True
-        for got, value in zip(cos_sin, meant, strict=True):
-            representable = np.all(round_to_precision(got, precision) == got)
-            # within one unit in the last place of the exact value (half a unit, or a near tie from float32 angles)
-            scale = 2.0 ** np.floor(np.log2(np.maximum(np.abs(value), 2.0**-14)))
-            near = np.all(np.abs(got - value) <= ulp * scale + angle_tolerance(positions)[:, None])
-            fine = fine and bool(representable) and bool(near)
-        if fine:
-            return precision
-    return None
-
-
 def _precision_findings(
-    spec: RotarySpec, positions: np.ndarray, matrices: np.ndarray, pairs: list[tuple[int, int]]
+    spec: RotarySpec, positions: np.ndarray, matrices: np.ndarray, pairs: list[tuple[int, int]], label: str
 ) -> Evidence | None:
     """Evidence of angles or cos/sin tables in a low precision, when that explains every block."""
     a = np.array([p[0] for p in pairs])
     b = np.array([p[1] for p in pairs])
     cos_part = (matrices[:, a, a] + matrices[:, b, b]) / 2
     sin_part = (matrices[:, b, a] - matrices[:, a, b]) / 2
-    probe = "unit vectors at positions 0 .. 4097"
-    table = _low_precision_tables(spec, positions, (cos_part, sin_part))
+    exact = positions[:, None] * spec.expected[None, : spec.turning]
+    factor = spec.attention_factor
+    tolerance = angle_tolerance(positions)[:, None]
+    got = np.concatenate([cos_part, sin_part], axis=1)
+    table = rounded_tables(got, factor * np.concatenate([np.cos(exact), np.sin(exact)], axis=1), tolerance)
     if table is not None:
+        coarser = f", coarser than the spec's dtype {spec.dtype}" if spec.dtype != "float32" else ""
         note = (
-            f"the cos/sin tables are the exact ones rounded to {table}: the error is bounded, "
+            f"the cos/sin tables are the exact ones rounded to {table}{coarser}: the error is bounded, "
             "about the same at every position"
         )
-        return Evidence(probe, note, bug="low-precision-tables")
-    found = _low_precision_angles(spec, positions, np.arctan2(sin_part, cos_part))
+        if spec.dtype == "float32":
+            note += f" (if the model runs in {table}, give dtype={table!r})"
+        return Evidence(label, note, bug="low-precision-tables")
+    found = _low_precision_angles(spec, positions, np.arctan2(sin_part, cos_part), 2.0 * angle_slack("bfloat16"))
     if found is None:
         return None
     precision, what = found
-    miss = np.abs(wrap(np.arctan2(sin_part, cos_part) - positions[:, None] * spec.expected[None, : spec.turning]))
+    miss = np.abs(wrap(np.arctan2(sin_part, cos_part) - exact))
     t, k = (int(v) for v in np.unravel_index(int(np.argmax(miss)), miss.shape))
     note = f"the angles are the spec's with {what} rounded to {precision}: the error grows with the position"
-    return Evidence(probe, note, position=int(positions[t]), pair=k, bug="low-precision-angles")
+    return Evidence(label, note, position=int(positions[t]), pair=k, bug="low-precision-angles")
 
 
 def _unit_probe(head_dim: int, length: int) -> np.ndarray:
@@ -324,9 +298,12 @@ def _reference(spec: RotarySpec, probe_x: np.ndarray, positions: np.ndarray) -> 
     return reference
 
 
-def _matches(spec: RotarySpec, out: np.ndarray, probe_x: np.ndarray, positions: np.ndarray) -> bool:
+def _matches(
+    spec: RotarySpec, out: np.ndarray, probe_x: np.ndarray, positions: np.ndarray, dtype: str | None = None
+) -> bool:
+    """Whether ``out`` is the spec's rotation, give or take float32 angles and the rounding of ``dtype``."""
     tolerance = angle_tolerance(positions)[None, :, None] * max(1.0, spec.attention_factor)
-    return bool(np.all(np.abs(out - _reference(spec, probe_x, positions)) <= tolerance))
+    return within_dtype(out, _reference(spec, probe_x, positions), dtype or spec.dtype, tolerance)
 
 
 #: Blocks that start after position 0: a prefill chunk after a cached prompt, and one decode step.
@@ -372,22 +349,44 @@ def _offset_findings(call: UserCall, spec: RotarySpec) -> list[Evidence]:
     return list(unique.values())
 
 
-def diagnose_rope(call: UserCall, spec: RotarySpec) -> tuple[list[Evidence], bool]:
-    """Run the probes; return the evidence (empty when the code conforms) and whether it was all read."""
-    positions = PROBE_POSITIONS
+def _overflow(out: np.ndarray, positions: np.ndarray, label: str) -> tuple[np.ndarray, Evidence | None]:
+    """The positions whose rows are finite, and evidence when rows past float16's range are not."""
+    finite = np.all(np.isfinite(out), axis=(0, 2))
+    if np.all(finite):
+        return finite, None
+    first = int(positions[np.flatnonzero(~finite)[0]])
+    note = (
+        f"the output is not finite at position {first}: past 65504, the largest float16, the position or the "
+        "angle overflows (positions or angles held in float16)"
+    )
+    return finite, Evidence(label, note, position=first, bug="low-precision-angles")
+
+
+def diagnose_rope(call: UserCall, spec: RotarySpec) -> tuple[list[Evidence], bool, list[str]]:
+    """Run the probes; return the evidence (empty when it conforms), whether it was all read, and notes."""
+    positions = probe_positions(spec.max_position_embeddings)
+    label = probe_label(positions)
     probe_x = _unit_probe(spec.head_dim, positions.size)
-    out = call((probe_x, positions.copy()), "unit vectors at positions 0 .. 4097", probe_x.shape)
-    if _matches(spec, out, probe_x, positions):
+    finite_where = np.broadcast_to((positions < FLOAT16_OVERFLOW)[None, :, None], probe_x.shape)
+    out = call((probe_x, positions.copy()), label, probe_x.shape, finite_where)
+    finite, overflow = _overflow(out, positions, label)
+    if overflow is None and _matches(spec, out, probe_x, positions):
         offsets = _offset_findings(call, spec)
-        return offsets, all(item.bug is not None for item in offsets)
-    findings, complete = _read_matrices(spec, np.transpose(out, (1, 2, 0)), positions)
+        notes = [] if offsets or _matches(spec, out, probe_x, positions, "float32") else [table_cost(spec.dtype)]
+        return offsets, all(item.bug is not None for item in offsets), notes
+    kept = positions[finite]
+    findings, complete = _read_matrices(spec, np.transpose(out[:, finite], (1, 2, 0)), kept, label)
+    if overflow is not None:
+        findings = [overflow] + [item for item in findings if item.bug != "low-precision-angles"]
     if not findings:  # never silent about a difference: the output is not the spec's rotation
         note = "the output differs from the spec's rotation in a way the probes could not read"
-        findings, complete = [Evidence("unit vectors at positions 0 .. 4097", note)], False
-    return findings, complete
+        findings, complete = [Evidence(label, note)], False
+    return findings, complete, []
 
 
-def _read_matrices(spec: RotarySpec, matrices: np.ndarray, positions: np.ndarray) -> tuple[list[Evidence], bool]:
+def _read_matrices(
+    spec: RotarySpec, matrices: np.ndarray, positions: np.ndarray, label: str
+) -> tuple[list[Evidence], bool]:
     """Read pairs, pass-through, precision, angles and scale off ``matrices[t, i, j]``; name what differs."""
     observed, problem = _observed_pairs(matrices)
     if observed is None:
@@ -408,15 +407,30 @@ def _read_matrices(spec: RotarySpec, matrices: np.ndarray, positions: np.ndarray
         note = "a pair's 2x2 block is not a rotation (one component's sign or factor differs)"
         return findings + [Evidence("unit vectors", note, position=int(positions[t]), pair=int(k))], False
     if width == spec.rotary_dim and len(pairs) == spec.turning:
-        precision = _precision_findings(spec, positions.astype(np.float64), matrices, pairs)
+        precision = _precision_findings(spec, positions.astype(np.float64), matrices, pairs, label)
         if precision is not None:
             return findings + [precision], all(item.bug is not None for item in findings)
     fit = fit_angles(positions.astype(np.float64), angles)
     if fit is None:
         return findings + [Evidence("unit vectors at positions 0 and 1", "pair 0 does not turn", pair=0)], False
-    findings.extend(_fit_findings(spec, fit, width, float(np.median(scales))))
-    complete = _explain_residual(fit, positions, angles, findings)
+    findings.extend(_fit_findings(spec, fit, width, float(np.median(scales)), label))
+    complete = _explain_residual(fit, positions, angles, findings, label, angle_slack(spec.dtype))
     return findings, complete
+
+
+#: Table lengths a too-short cos/sin cache is tried at: the powers of two a context is usually made of.
+_TABLE_LENGTHS = tuple(2**n for n in range(8, 18))
+
+
+def _wrapped(fit, positions: np.ndarray, angles: np.ndarray, tolerance: np.ndarray) -> int | None:  # noqa: ANN001
+    """The table length ``n`` when each position ``t`` is rotated as ``t mod n``, or None."""
+    for length in _TABLE_LENGTHS:
+        wrapped = positions % length
+        if np.array_equal(wrapped, positions):
+            continue
+        if np.all(np.abs(wrap(angles - fit.predicted(wrapped.astype(np.float64)))) <= tolerance):
+            return length
+    return None
 
 
 def _explain_residual(
@@ -424,9 +438,11 @@ def _explain_residual(
     positions: np.ndarray,
     angles: np.ndarray,
     findings: list[Evidence],
+    label: str,
+    slack: float = 0.0,
 ) -> bool:
     """Test what the fitted law leaves unexplained; add evidence; True when all is explained."""
-    tolerance = angle_tolerance(positions)[:, None]
+    tolerance = angle_tolerance(positions)[:, None] + slack
     miss = np.abs(fit.residual) > tolerance
     if not np.any(miss):
         return True
@@ -441,10 +457,19 @@ def _explain_residual(
         return True
     if any(item.bug == "low-precision-angles" for item in findings):
         return True  # frequencies already found rounded; rounded positions add to the same miss
+    length = _wrapped(fit, positions, angles, tolerance)
+    if length is not None:
+        note = (
+            f"the row at position {int(positions[t])} is rotated as position {int(positions[t]) % length}: "
+            f"positions wrap around at {length} (a cos/sin table of {length} rows indexed modulo its length); "
+            "every position from there on is wrong"
+        )
+        findings.append(Evidence(label, note, position=int(positions[t])))
+        return False
     note = "the angle misses the fitted law" + ("; the miss grows with the position" if t > 2 else "")
     findings.append(
         Evidence(
-            "unit vectors at positions 0 .. 4097",
+            label,
             note,
             position=int(positions[t]),
             pair=k,

@@ -14,23 +14,46 @@ from .._validation import describe_value, require_choice, require_count, require
 from ..long_context import SCALING_METHODS, scaled_rope_frequencies
 from ..rope import rope_frequencies
 from .angles import FrequencyMeaning
+from .formats import DTYPES
 
-__all__ = ["KINDS", "SCALING_KEYS", "RotarySpec", "UserCall", "UserFunctionFailed", "normalise_spec", "rotary_spec"]
+__all__ = [
+    "KINDS",
+    "SCALING_KEYS",
+    "RotarySpec",
+    "UserCall",
+    "UserFunctionFailed",
+    "normalise_spec",
+    "require_dtype",
+    "require_max_positions",
+    "rotary_spec",
+]
 
-KINDS = ("sinusoidal", "rope", "rope_frequencies", "alibi")
+KINDS = ("sinusoidal", "rope", "rope_frequencies", "alibi", "attention")
+
+_ROTARY_KEYS = ("head_dim", "base", "layout", "rotary_fraction", "rotary_dim", "scaling", "d_model")
 
 #: The spec keys each kind accepts, and those it requires.
 SPEC_KEYS: dict[str, tuple[str, ...]] = {
-    "sinusoidal": ("d_model", "base", "layout", "convention"),
-    "rope": ("head_dim", "base", "layout", "rotary_fraction", "rotary_dim", "scaling", "d_model"),
+    "sinusoidal": (
+        "d_model",
+        "base",
+        "layout",
+        "convention",
+        "downscale_freq_shift",
+        "dtype",
+        "max_position_embeddings",
+    ),
+    "rope": (*_ROTARY_KEYS, "dtype", "max_position_embeddings"),
     "rope_frequencies": ("head_dim", "base", "rotary_fraction", "rotary_dim", "scaling", "d_model"),
     "alibi": ("causal", "n_heads"),
+    "attention": ("method", *_ROTARY_KEYS, "dtype", "max_position_embeddings", "causal", "n_heads"),
 }
 REQUIRED: dict[str, tuple[str, ...]] = {
     "sinusoidal": ("d_model",),
     "rope": ("head_dim",),
     "rope_frequencies": ("head_dim",),
     "alibi": (),
+    "attention": ("head_dim",),
 }
 
 
@@ -101,6 +124,8 @@ class RotarySpec:
     unscaled: np.ndarray | None
     shown: dict[str, Any]
     turning: int = 0
+    dtype: str = "float32"
+    max_position_embeddings: int | None = None
 
     def __post_init__(self) -> None:
         if not self.turning:  # every pair of the rotated width turns, unless p-RoPE says fewer
@@ -165,6 +190,8 @@ def rotary_spec(kind: str, spec: Mapping[str, Any]) -> RotarySpec:
     base = require_positive_real(spec.get("base", 10000.0), "base")
     layout = require_choice(spec.get("layout", "half"), "layout", ("interleaved", "half"))
     rotary_dim = _rotary_dim(spec, head_dim)
+    dtype = require_dtype(spec.get("dtype"))
+    max_positions = require_max_positions(spec.get("max_position_embeddings"))
     d_model = spec.get("d_model")
     if d_model is not None:
         d_model = require_even_width(d_model, "d_model")
@@ -173,14 +200,20 @@ def rotary_spec(kind: str, spec: Mapping[str, Any]) -> RotarySpec:
     unscaled = rope_frequencies(rotary_dim, base=base)
     scaling = spec.get("scaling")
     shown: dict[str, Any] = {"head_dim": head_dim, "base": base}
-    if kind == "rope":
+    if kind != "rope_frequencies":
         shown["layout"] = layout
     if rotary_dim != head_dim:
         shown["rotary_dim"] = rotary_dim
     if d_model is not None:
         shown["d_model"] = d_model
+    if dtype != "float32":
+        shown["dtype"] = dtype
+    if max_positions is not None:
+        shown["max_position_embeddings"] = max_positions
     if scaling is None:
-        return RotarySpec(head_dim, base, layout, rotary_dim, d_model, unscaled, 1.0, None, shown)
+        return RotarySpec(
+            head_dim, base, layout, rotary_dim, d_model, unscaled, 1.0, None, shown, 0, dtype, max_positions
+        )
     if not isinstance(scaling, Mapping) or "method" not in scaling:
         raise TypeError(
             "scaling must be a mapping of scaled_rope_frequencies' keyword arguments with a 'method', "
@@ -209,8 +242,35 @@ def rotary_spec(kind: str, spec: Mapping[str, Any]) -> RotarySpec:
             f"= 0 for head_dim {head_dim}); give a larger share"
         )
     return RotarySpec(
-        head_dim, base, layout, rotary_dim, d_model, expected, float(attention_factor), unscaled, shown, turning
+        head_dim,
+        base,
+        layout,
+        rotary_dim,
+        d_model,
+        expected,
+        float(attention_factor),
+        unscaled,
+        shown,
+        turning,
+        dtype,
+        max_positions,
     )
+
+
+def require_dtype(value: Any) -> str:
+    """The declared dtype of the model's tables: one of :data:`~.formats.DTYPES` (default float32)."""
+    if value is None:
+        return "float32"
+    if not isinstance(value, str):
+        raise TypeError(f"dtype must be one of {', '.join(map(repr, DTYPES))}, got {describe_value(value)}")
+    return require_choice(value, "dtype", DTYPES)
+
+
+def require_max_positions(value: Any) -> int | None:
+    """The model's context length (``max_position_embeddings``), an integer >= 1, or None."""
+    if value is None:
+        return None
+    return require_count(value, "max_position_embeddings", minimum=1)
 
 
 def _scaling_method(scaling: Mapping[str, Any]) -> str:
@@ -309,7 +369,9 @@ class UserCall:
             self.inputs_as(arg) if self.inputs_as is not None and isinstance(arg, np.ndarray) else arg for arg in args
         )
         try:
-            out = self.fn(*converted)
+            # the probes pass float16's range on purpose: an overflow there is evidence, not a warning
+            with np.errstate(over="ignore", invalid="ignore"):
+                out = self.fn(*converted)
         except Exception as exc:  # reported in the Report, with the probe, not swallowed
             raise UserFunctionFailed(
                 f"{type(exc).__name__}: {exc} (on {probe}; the kit called {self._called_as(args)}, "

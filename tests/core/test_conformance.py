@@ -314,12 +314,16 @@ def test_alibi_bug_is_named(bug):
 
 
 def test_alibi_sorted_slopes_are_named():
-    assert diagnose("alibi", alibi_impl(sorted_slopes=True)).bug == "alibi-slopes-non-power-of-two"
+    # issue 45: the paper's slopes in another order are an order slip, named so at every head count
+    assert diagnose("alibi", alibi_impl(sorted_slopes=True)).bug == "alibi-head-order"
 
 
 def test_every_bug_in_bugs_is_injected_somewhere():
-    # the names issue 36 added are injected in test_conformance_conventions.py
+    # the names issue 36 added are injected in test_conformance_conventions.py, issue 45's in
+    # test_conformance_practice.py
     added = {"convention", "low-precision-tables", "pass-through-changed", "offset-applied-twice"}
+    added |= {"half-exponent", "denominator-minus-one", "alibi-head-order"}
+    added |= {"rope-on-values", "qk-rotated-differently", "offset-keys-only", "bias-outside-scale", "causal-mask"}
     injected = set(RoPE_BUGS) | set(SINUSOIDAL_BUGS) | set(ALIBI_BUGS) | {"scaling-applied-twice", "scaling-ignored"}
     injected |= added
     assert injected == set(BUGS)

@@ -319,7 +319,7 @@ def test_a_raw_broadcasting_error_is_reported_with_the_contract():
 
     report = diagnose("rope", single_row, head_dim=8)
     assert report.error is not None
-    assert "fn(x, positions) with x of shape (8, 10, 8)" in report.error and "(batch, seq, head_dim)" in report.error
+    assert "fn(x, positions) with x of shape (8, 13, 8)" in report.error and "(batch, seq, head_dim)" in report.error
 
 
 def test_help_states_what_the_function_must_look_like():
