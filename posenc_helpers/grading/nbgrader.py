@@ -97,6 +97,7 @@ class BeforeExecution(NbGraderPreprocessor):
             "environment": runtime.environment_digest(),
             "lab_store": root / ".grading" / "lab-runs",
             "isolation": isolation,
+            "release_folder": release.parent,
         }
         return nb, resources
 
@@ -131,11 +132,10 @@ class SandboxedExecute(NbGraderPreprocessor):
         released = {source_digest(source) for source in before["released"]}
         limits = sandbox.Limits(wall_seconds=wall_limit(reference), memory_bytes=int(self.memory_gib * 2**30))
         info = resources.get("nbgrader", {})
-        folder = Path(resources.get("metadata", {}).get("path", "") or ".")
         executed = execute_notebook(
             nb.cells,
             timeouts=cell_timeouts(nb.cells, released, reference, student=self.student_cell_timeout),
-            folder=folder,
+            release=before["release_folder"],
             notebook_name=f"{info.get('notebook')}.ipynb",
             limits=limits,
             lab_store=before["lab_store"],

@@ -120,6 +120,7 @@ class GradeFromRecords(AbstractOtterPlugin):
         executed = execute_notebook(
             cells,
             timeouts=cell_timeouts(cells, released, reference),
+            release=Path(self.submission_path).parent.parent / "source" / "files",
             limits=sandbox.Limits(wall_seconds=wall_limit(reference)),
             isolation=isolation,
         )

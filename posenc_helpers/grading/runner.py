@@ -16,11 +16,22 @@ program drives one IPython kernel with ``jupyter_client`` and
   grading records a hidden test displays
   (:data:`~posenc_helpers.grading.values.RECORD_MIME`) are kept whole up to
   ``RECORD_BYTES`` each;
-* writes the outputs as JSON to the result pipe, never to stdout, so nothing the
-  student's code prints can change them.
+* keeps at most ``OUTPUTS_PER_CELL`` outputs per cell and, over the whole notebook,
+  ``NOTEBOOK_OUTPUTS`` outputs, ``NOTEBOOK_TEXT_BYTES`` of text and
+  ``NOTEBOOK_DATA_BYTES`` of other data, so that the grader's work on what comes back
+  (checking each output against nbformat's schema, writing the autograded notebook)
+  is bounded too; each cut is one line in the cell's outputs;
+* runs the hidden tests (the job's cells marked ``"hidden"``) without storing them in
+  the kernel's history (``In``, ``_ih``, IPython's history database);
+* writes the outputs as JSON to the result pipe, never to stdout, with the job's
+  ``nonce``, so nothing the student's code prints can change them.
 
-Everything here runs with the student's code, so nothing here is trusted: the grader
-reads what comes back as data, checked for its shape.
+The runner is the grader's code, run as root in the sandbox with a few capabilities
+(:mod:`posenc_helpers.grading.sandbox`, ``supervisor=True``). It makes itself
+non-dumpable and starts each kernel as another user, confined
+(:mod:`posenc_helpers.grading.confine`): the kernel cannot signal or trace it, read
+its memory (the nonce) or take its result pipe. What the kernel sends back over
+Jupyter's channels is still the student's, and is read as data.
 """
 
 from __future__ import annotations
@@ -39,12 +50,19 @@ from typing import Any
 
 from .values import RECORD_MIME
 
-__all__ = ["TEXT_BYTES", "DATA_BYTES", "RECORD_BYTES", "run_job", "main"]
+__all__ = [
+    "TEXT_BYTES", "DATA_BYTES", "RECORD_BYTES", "OUTPUTS_PER_CELL", "NOTEBOOK_OUTPUTS", "NOTEBOOK_TEXT_BYTES",
+    "NOTEBOOK_DATA_BYTES", "run_job", "main",
+]  # fmt: skip
 
 TEXT_BYTES = 1 * 2**20  # text a cell's outputs keep (streams, tracebacks, text/plain)
 DATA_BYTES = 8 * 2**20  # other output data a cell keeps (images, HTML)
 RECORD_BYTES = 48 * 2**20  # one grading record (its values are at most 32 MiB before base64)
 RECORDS_PER_CELL = 4
+OUTPUTS_PER_CELL = 200  # outputs a cell keeps (20,000 display() calls keep 200)
+NOTEBOOK_OUTPUTS = 2000  # outputs the whole notebook keeps
+NOTEBOOK_TEXT_BYTES = 8 * 2**20  # text the whole notebook keeps
+NOTEBOOK_DATA_BYTES = 32 * 2**20  # other output data the whole notebook keeps (images, HTML)
 INTERRUPT_GRACE = 10.0  # seconds a cell has to stop after an interrupt
 QUIET = 5.0  # seconds without a message of a cell, after its reply, before it counts as done
 NOT_STARTED = 20.0  # seconds after which a cell the kernel has not begun counts as lost
@@ -52,21 +70,41 @@ KERNEL_START = 120.0  # seconds for a kernel to start
 MAX_RESTARTS = 3
 
 
-class _Cell:
-    """The outputs of one cell as they arrive, within the cell's byte budgets."""
+class _Notebook:
+    """What the whole notebook has kept so far (outputs, text, other data)."""
 
     def __init__(self) -> None:
+        self.outputs = 0
+        self.text = 0
+        self.data = 0
+
+
+class _Cell:
+    """The outputs of one cell as they arrive, within the cell's and the notebook's budgets."""
+
+    def __init__(self, notebook: _Notebook | None = None) -> None:
+        self.notebook = notebook or _Notebook()
         self.outputs: list[dict[str, Any]] = []
         self.text = 0
         self.data = 0
         self.records = 0
         self.dropped = 0
+        self.dropped_outputs = 0
         self.clear_pending = False
         self.execution_count: int | None = None
 
+    def _clear(self) -> None:
+        """The kernel cleared the cell's outputs: they no longer count against the budgets."""
+        book = self.notebook
+        book.outputs -= sum(1 for o in self.outputs if RECORD_MIME not in (o.get("data") or {}))
+        book.text -= self.text
+        book.data -= self.data
+        self.outputs, self.text, self.data, self.records = [], 0, 0, 0
+
     def add(self, output: dict[str, Any]) -> None:
         if self.clear_pending:
-            self.outputs, self.clear_pending = [], False
+            self._clear()
+            self.clear_pending = False
         data = output.get("data") or {}
         if RECORD_MIME in data:
             size = len(json.dumps(data[RECORD_MIME]))
@@ -83,26 +121,44 @@ class _Cell:
             "".join(output.get("traceback", []))
         )
         other = sum(len(str(v)) for k, v in data.items() if not k.startswith("text/"))
-        if self.text + text > TEXT_BYTES or self.data + other > DATA_BYTES:
+        book = self.notebook
+        if len(self.outputs) >= OUTPUTS_PER_CELL or book.outputs >= NOTEBOOK_OUTPUTS:
+            self.dropped_outputs += 1
+            return
+        if (
+            self.text + text > TEXT_BYTES
+            or self.data + other > DATA_BYTES
+            or book.text + text > NOTEBOOK_TEXT_BYTES
+            or book.data + other > NOTEBOOK_DATA_BYTES
+        ):
             self.dropped += text + other
             return
         self.text += text
         self.data += other
+        book.text += text
+        book.data += other
+        book.outputs += 1
         self.outputs.append(output)
 
     def _stream(self, output: dict[str, Any]) -> None:
         text = str(output.get("text", ""))
-        room = max(0, TEXT_BYTES - self.text)
+        book = self.notebook
+        room = max(0, min(TEXT_BYTES - self.text, NOTEBOOK_TEXT_BYTES - book.text))
         kept = text[:room]
         self.dropped += len(text) - len(kept)
         if not kept:
             return
-        self.text += len(kept)
         last = self.outputs[-1] if self.outputs else None
         if last is not None and last.get("output_type") == "stream" and last.get("name") == output.get("name"):
             last["text"] += kept
+        elif len(self.outputs) >= OUTPUTS_PER_CELL or book.outputs >= NOTEBOOK_OUTPUTS:
+            self.dropped += len(kept)
+            return
         else:
             self.outputs.append({**output, "text": kept})
+            book.outputs += 1
+        self.text += len(kept)
+        book.text += len(kept)
 
     def note(self, text: str) -> None:
         """One line from the grader in the cell's outputs (stderr, where notes go)."""
@@ -111,20 +167,23 @@ class _Cell:
     def finish(self) -> dict[str, Any]:
         if self.dropped:
             self.note(f"output truncated: {self.dropped} more characters were printed than the grader keeps.")
+        if self.dropped_outputs:
+            self.note(
+                f"{self.dropped_outputs} more outputs were displayed than the grader keeps (at most "
+                f"{OUTPUTS_PER_CELL} per cell and {NOTEBOOK_OUTPUTS} per notebook); they were left out."
+            )
         return {"outputs": self.outputs, "execution_count": self.execution_count}
 
 
 class _Runner:
     """One kernel, the cells run so far (to run again after a restart), and their outputs."""
 
-    def __init__(self, workdir: str) -> None:
-        from jupyter_client import KernelManager
-
+    def __init__(self, workdir: str, kernel: Mapping[str, Any] | None = None) -> None:
         self.workdir = workdir
-        self.km = KernelManager(kernel_name="python3")
+        self.km = _kernel_manager(kernel)
         self.km.start_kernel(cwd=workdir)
         self.kc = self._client()
-        self.done: list[tuple[str, float]] = []  # the cells that ran to their end, with their limits
+        self.done: list[tuple[str, float, bool]] = []  # the cells that ran to their end: limit, hidden
         self.restarts = 0
 
     def _client(self) -> Any:
@@ -141,12 +200,14 @@ class _Runner:
         self.kc.stop_channels()
         self.km.restart_kernel(now=True)
         self.kc = self._client()
-        for source, timeout in self.done:
-            if self.execute(source, _Cell(), timeout=timeout, replay=True) in ("hung", "dead", "lost"):
+        for source, timeout, hidden in self.done:
+            if self.execute(source, _Cell(), timeout=timeout, replay=True, hidden=hidden) in ("hung", "dead", "lost"):
                 return self.restart()
         return True
 
-    def execute(self, source: str, cell: _Cell, *, timeout: float | None, replay: bool = False) -> str:
+    def execute(
+        self, source: str, cell: _Cell, *, timeout: float | None, replay: bool = False, hidden: bool = False
+    ) -> str:
         """Run ``source``; its status: "ok", "error", "timeout" (stopped when interrupted),
         "hung" (ran on after the interrupt), "dead" (the kernel died) or "lost" (the kernel
         never began it: ipykernel 7 can lose a request under load and then sit idle).
@@ -158,7 +219,8 @@ class _Runner:
         """
         from queue import Empty
 
-        msg_id = self.kc.execute(source, store_history=not replay, allow_stdin=False, stop_on_error=False)
+        store = not (replay or hidden)  # a hidden test stays out of In, _ih and the history database
+        msg_id = self.kc.execute(source, store_history=store, allow_stdin=False, stop_on_error=False)
         sent = time.monotonic()
         deadline = None if timeout is None else sent + timeout
         status, interrupted, replied, started, last = "ok", None, False, False, sent
@@ -239,7 +301,39 @@ def _output(msg: dict[str, Any]) -> dict[str, Any]:
     return output
 
 
-def _prepare_workdir(job: Mapping[str, Any]) -> str:
+def _kernel_manager(kernel: Mapping[str, Any] | None) -> Any:
+    """A ``KernelManager`` for an ordinary kernel (``kernel`` None), or one that starts its
+    kernel through :func:`~posenc_helpers.grading.confine.kernel_command` (the seccomp
+    filter, then the confined user ``kernel["uid"]``), with its connection file in a folder
+    of the runner's that the kernel can read but not change."""
+    from jupyter_client import KernelManager
+    from jupyter_client.kernelspec import KernelSpec
+
+    from .confine import kernel_command
+
+    if not kernel:
+        return KernelManager(kernel_name="python3")
+
+    class ConfinedKernelManager(KernelManager):
+        def write_connection_file(self, **kwargs: Any) -> None:
+            super().write_connection_file(**kwargs)
+            Path(self.connection_file).chmod(0o644)  # jupyter writes it 0600: the kernel's user reads it
+
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    private = Path(tempfile.mkdtemp(prefix="runner-"))
+    private.chmod(0o711)
+    km = ConfinedKernelManager(kernel_name="python3", connection_file=str(private / "kernel.json"))
+    km._kernel_spec = KernelSpec(
+        argv=kernel_command(argv, kernel.get("uid"), processes=kernel.get("processes")),
+        display_name="Python 3 (confined)",
+        language="python",
+    )
+    return km
+
+
+def _prepare_workdir(job: Mapping[str, Any], uid: int | None = None) -> str:
+    """The kernel's working folder with the job's files, and its home's folders, made (and,
+    where the kernel runs as a user of its own, given to that user)."""
     workdir = Path(job.get("workdir") or tempfile.mkdtemp(prefix="work-"))
     workdir.mkdir(parents=True, exist_ok=True)
     for name, data in dict(job.get("files", {})).items():
@@ -252,35 +346,45 @@ def _prepare_workdir(job: Mapping[str, Any]) -> str:
     if job.get("font_list") and os.environ.get("MPLCONFIGDIR"):
         with contextlib.suppress(OSError):  # without it, matplotlib builds its own (seconds)
             (Path(os.environ["MPLCONFIGDIR"]) / fonts.name).write_bytes(fonts.read_bytes())
+    if uid is not None:  # made by the runner (root), all of it the kernel's to write in
+        for top in (str(workdir), os.environ.get("HOME")):
+            for root, dirs, files in os.walk(top) if top else ():
+                for path in (root, *(os.path.join(root, name) for name in dirs + files)):
+                    os.chown(path, uid, uid, follow_symlinks=False)
     return str(workdir)
 
 
-def run_job(job: Mapping[str, Any]) -> dict[str, Any]:
-    """Run the job's code cells in one kernel (see the module docstring); the outputs per cell."""
+def run_job(job: Mapping[str, Any], kernel: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Run the job's code cells in one kernel (see the module docstring); the outputs per cell.
+
+    ``kernel`` says how to confine the kernel (``{"uid": ..., "processes": ...}``; None: an
+    ordinary kernel, as the caller)."""
     cells = list(job["cells"])
-    runner = _Runner(_prepare_workdir(job))
+    uid = (kernel or {}).get("uid")
+    runner = _Runner(_prepare_workdir(job, uid), kernel)
+    notebook = _Notebook()
     results: list[dict[str, Any]] = []
     seconds: list[float] = []
     stopped = False
     try:
         for item in cells:
-            cell = _Cell()
+            cell = _Cell(notebook)
             if stopped:
                 cell.note("not run: the kernel could not be started again after an earlier cell.")
                 results.append(cell.finish())
                 seconds.append(0.0)
                 continue
             start = time.monotonic()
-            limit = float(item["timeout"])
-            status = runner.execute(str(item["source"]), cell, timeout=limit)
+            limit, hidden, source = float(item["timeout"]), bool(item.get("hidden")), str(item["source"])
+            status = runner.execute(source, cell, timeout=limit, hidden=hidden)
             if status == "lost":  # the kernel never began it: a fresh one runs it again, once
                 stopped = not runner.restart()
-                cell = _Cell()
-                status = "dead" if stopped else runner.execute(str(item["source"]), cell, timeout=limit)
+                cell = _Cell(notebook)
+                status = "dead" if stopped else runner.execute(source, cell, timeout=limit, hidden=hidden)
                 status = "hung" if status == "lost" else status
             seconds.append(time.monotonic() - start)
             if status in ("ok", "error"):
-                runner.done.append((str(item["source"]), limit))
+                runner.done.append((source, limit, hidden))
             elif status == "timeout":
                 cell.note(f"this cell ran longer than its limit of {limit:g} s and was interrupted.")
             elif not stopped:
@@ -304,13 +408,23 @@ def _contained(status: str, limit: float) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Inside the sandbox: read a job (JSON) on stdin, write the outputs to ``--result-fd``."""
+    """Inside the sandbox: read a job (JSON) on stdin, write the outputs, with the job's
+    nonce, to ``--result-fd``."""
     parser = argparse.ArgumentParser(prog="python -m posenc_helpers.grading.runner")
     parser.add_argument("--result-fd", type=int, required=True)
+    parser.add_argument("--kernel-uid", type=int, default=None, help="the user the kernel runs as (root only)")
+    parser.add_argument("--confine", action="store_true", help="the kernel under the seccomp filter, as this user")
     args = parser.parse_args(argv)
+    from .confine import make_non_dumpable
+
+    make_non_dumpable()  # before the job (and its nonce) is read
     result = os.fdopen(args.result_fd, "w", encoding="utf-8")
     job = json.loads(sys.stdin.read())
-    out = run_job(job)
+    kernel = None
+    if args.kernel_uid is not None or args.confine:
+        kernel = {"uid": args.kernel_uid, "processes": job.get("processes") if args.kernel_uid is not None else None}
+    out = run_job(job, kernel)
+    out["nonce"] = job.get("nonce")
     json.dump(out, result)
     result.close()
     return 0

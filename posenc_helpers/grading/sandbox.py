@@ -1,8 +1,8 @@
-"""Running a student's code where it can change nothing else: bubblewrap, with limits.
+"""Running a student's code where it can change nothing else: bubblewrap, a budget, a cage.
 
-The autograder runs each submission's kernel (and everything it starts) through
-:func:`run`, which wraps the command in `bubblewrap <https://github.com/containers/bubblewrap>`_
-(``bwrap``, Debian's package ``bubblewrap``), the sandbox Flatpak uses:
+The autograder runs each submission through :func:`run`, which wraps the command in
+`bubblewrap <https://github.com/containers/bubblewrap>`_ (``bwrap``, Debian's package
+``bubblewrap``), the sandbox Flatpak uses:
 
 * a root of its own (a fresh tmpfs) in which only the runtime is visible, read-only:
   ``/usr`` and a few files of ``/etc``, the Python installation, the grading
@@ -12,23 +12,34 @@ The autograder runs each submission's kernel (and everything it starts) through
 * private ``/tmp`` (a tmpfs of at most ``Limits.tmp_bytes``), ``/proc`` and
   ``/dev``; new PID, network (loopback only), IPC and UTS namespaces, so the
   sandbox sees no other process and reaches no network;
-* an empty environment but for the variables :func:`run` is given;
-* as root, the command runs as a user of its own (``setpriv``: uid
-  :data:`UID_BASE` + a slot, no capabilities, ``no_new_privs``), so that the
-  process limit counts only its processes; otherwise as the caller, in a user
-  namespace;
-* resource limits (``prlimit``): address space per process, CPU seconds,
-  largest file, processes, open files; a wall-clock limit after which the whole
-  sandbox is killed; stdout and stderr kept only up to a tail;
+* an empty environment but for the variables :func:`run` is given; bubblewrap's own
+  arguments are read from a file descriptor (``--args``), so that no host path shows
+  in the sandbox's ``/proc/1/cmdline``;
+* a control group of its own (:mod:`posenc_helpers.grading.cgroups`), where the
+  machine offers one: memory, CPU time and processes of the *whole* sandbox bounded,
+  so that a fork bomb or a memory bomb slows no submission graded beside it;
+* resource limits (``prlimit``) on each process: address space, CPU seconds,
+  largest file, open files; a wall-clock limit after which the whole sandbox is
+  killed; stdout and stderr kept only up to a tail;
 * ``--die-with-parent`` and a PID namespace: when the command ends (or is killed),
   every process it started dies with it, double-forked daemons included.
+
+Who runs as whom (as root): a plain command runs as a user of its own (uid
+:data:`UID_BASE` + a slot) with no capability, ``no_new_privs`` and the seccomp filter
+of :mod:`posenc_helpers.grading.confine`. A *supervisor* (``supervisor=True``: the
+grader's runner, :mod:`posenc_helpers.grading.runner`) runs as root inside the sandbox
+with only the capabilities it needs to start that confined user (:data:`SUPERVISOR_CAPS`)
+and is told its uid (``--kernel-uid``):
+the student's kernel then runs as another user than the process holding the result
+pipe, and cannot signal, trace or read it.
 
 The command returns its result over a pipe of its own (``--result-fd``), read up
 to ``Limits.result_bytes``; what the command prints cannot reach it.
 
 Where bubblewrap cannot make namespaces (a container such as Gradescope's, which
-grades one submission), ``isolation="user"`` runs the command as a user of its own
-without them; ``isolation="none"`` runs it with the limits and the result pipe but no
+grades one submission), ``isolation="user"`` runs a plain command, or a supervisor's
+kernel, as that user of its own, confined the same way, without namespaces;
+``isolation="none"`` runs the command with the limits and the result pipe but no
 isolation at all, only when the person grading asks for it (``make grade UNSAFE=1``).
 """
 
@@ -47,6 +58,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import cgroups, confine
 from .processes import kill_tree
 from .runtime import runtime_paths, system_binds
 
@@ -93,8 +105,13 @@ class Limits:
     tmp_bytes : int
         Size of the private ``/tmp`` (and of each other tmpfs): memory, not disk.
     processes : int
-        Processes and threads of the sandbox's user (``RLIMIT_NPROC``), when the grader
-        is root and the sandbox runs as a user of its own.
+        Processes and threads of the sandbox's confined user (``RLIMIT_NPROC``), when the
+        grader is root; the sandbox's control group allows twice as many, the runner's
+        included.
+    group_memory_bytes : int
+        Resident memory of the whole sandbox (its control group), when it has one.
+    cpus : float
+        Cores' worth of CPU time the whole sandbox may use (its control group).
     open_files : int
         Open file descriptors per process (``RLIMIT_NOFILE``).
     result_bytes : int
@@ -109,12 +126,23 @@ class Limits:
     file_bytes: int = 256 * _MiB
     tmp_bytes: int = 1 * _GiB
     processes: int = 256
+    group_memory_bytes: int = 4 * _GiB
+    cpus: float = 1.0
     open_files: int = 1024
     result_bytes: int = 192 * _MiB
     log_bytes: int = 64 * 1024
 
     def __post_init__(self) -> None:
-        for name in ("wall_seconds", "cpu_seconds", "memory_bytes", "file_bytes", "tmp_bytes", "processes"):
+        for name in (
+            "wall_seconds",
+            "cpu_seconds",
+            "memory_bytes",
+            "file_bytes",
+            "tmp_bytes",
+            "processes",
+            "group_memory_bytes",
+            "cpus",
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
                 raise ValueError(f"Limits.{name} must be a positive number; got {value!r}")
@@ -132,6 +160,9 @@ class SandboxRun:
     log: str
     isolation: str
     command: list[str] = field(default_factory=list)
+    budget: str = "none"  # "cgroup v1", "cgroup v2" or "none": what bounded the whole sandbox
+    peak_memory: int | None = None  # the most memory the sandbox's group held, in bytes
+    oom_kills: int = 0  # processes the out-of-memory killer ended in the sandbox's group
 
 
 # --------------------------------------------------------------------------- the command line
@@ -201,18 +232,21 @@ def sandbox_command(
     cwd: str = "/tmp",
     uid: int | None = None,
     limits: Limits = Limits(),
+    supervisor: bool = False,
 ) -> list[str]:
     """The ``bwrap`` command line that runs ``argv`` sandboxed (see the module docstring).
 
     ``readonly`` are host folders or files shown read-only (at the same path, or at the
     path paired with them); ``writable`` host paths shown writable (only for trusted runs
-    that fill a store); ``tmpfs`` further private folders; ``uid`` the user to run as
-    (root only).
+    that fill a store); ``tmpfs`` further private folders; ``uid`` the confined user
+    (root only). A plain ``argv`` runs as that user (:func:`~posenc_helpers.grading.
+    confine.kernel_command`); a ``supervisor`` runs as root with the four capabilities
+    it needs to start it, told ``--kernel-uid`` (without root: ``--confine``).
     """
     bwrap = _bwrap()
     if bwrap is None:
         raise SandboxUnavailable("bubblewrap (bwrap) is not installed: apt-get install bubblewrap")
-    args = [bwrap, *_namespaces(), "--die-with-parent", "--new-session", "--clearenv"]
+    args = [bwrap, *_namespaces(), "--die-with-parent", "--new-session", "--clearenv", "--cap-drop", "ALL"]
     made: set[str] = {"/", "/usr", "/proc", "/dev", "/tmp", *tmpfs}
 
     def folders_above(target: str) -> list[str]:
@@ -239,16 +273,29 @@ def sandbox_command(
         args += folders_above(target) + ["--bind", str(source), target]
     for key, value in env.items():
         args += ["--setenv", key, value]
+    if uid is not None:  # setpriv's, to become the confined user; a supervisor keeps them
+        args += [arg for cap in SUPERVISOR_CAPS for arg in ("--cap-add", cap)]
     args += ["--chdir", cwd, "--"]
-    if uid is not None:
-        args += _setpriv(uid)
-    return args + list(argv)
+    return args + _inner(argv, uid, limits, supervisor)
+
+
+#: What a supervisor keeps, as root in its sandbox: enough to start its kernel as the
+#: confined user (setpriv: the uid, the gid, the bounding set), to give it its working
+#: folders, and to stop it.
+SUPERVISOR_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP", "CAP_KILL", "CAP_CHOWN")
+
+
+def _inner(argv: Sequence[str], uid: int | None, limits: Limits, supervisor: bool) -> list[str]:
+    """What runs inside: a plain command confined as ``uid``; a supervisor told whom to confine."""
+    if supervisor:
+        return [*argv, "--kernel-uid", str(uid)] if uid is not None else [*argv, "--confine"]
+    return confine.kernel_command(argv, uid, processes=int(limits.processes) if uid is not None else None)
 
 
 # --------------------------------------------------------------------------- running it
 
 
-def _limited(command: list[str], limits: Limits, processes: bool) -> list[str]:
+def _limited(command: list[str], limits: Limits) -> list[str]:
     """``command`` under the resource limits, set by util-linux's ``prlimit`` (inherited by
     everything it starts). Not by ``preexec_fn``: that makes Python run its fork handlers in
     the grader, and JAX's, where the grader has imported it, warns of a deadlock."""
@@ -259,8 +306,6 @@ def _limited(command: list[str], limits: Limits, processes: bool) -> list[str]:
         f"--nofile={int(limits.open_files)}",
         "--core=0",
     ]
-    if processes:
-        options.append(f"--nproc={int(limits.processes)}")
     prlimit = shutil.which("prlimit") or "/usr/bin/prlimit"
     if not Path(prlimit).exists():
         raise SandboxUnavailable("prlimit (util-linux) is not installed: it sets the sandbox's resource limits")
@@ -323,7 +368,7 @@ def user_works() -> bool:
                 "subprocess.run([sys.executable, '-c', 'import numpy'], check=True)\n"
             )
             probe = subprocess.run(
-                [*_setpriv(UID_BASE + SLOTS - 1), sys.executable, "-I", "-c", code],
+                confine.kernel_command([sys.executable, "-I", "-c", code], UID_BASE + SLOTS - 1),
                 capture_output=True,
                 timeout=120,
                 cwd="/",
@@ -344,57 +389,88 @@ def run(
     limits: Limits = Limits(),
     isolation: str = "bwrap",
     owner_of: Sequence[Path] = (),
+    supervisor: bool = False,
+    budget: bool | None = None,
 ) -> SandboxRun:
     """Run ``argv`` kept from the grader and return how it ended, its result and its log.
 
     ``isolation`` is "bwrap" (the sandbox of the module docstring), "user" (no
-    namespaces: the command runs as a user of its own, as root alone can arrange, so
-    that Unix permissions keep it from root's files; for a container that grades one
-    submission and cannot make namespaces, such as Gradescope's) or "none" (the same
-    limits and result pipe, no isolation: only when the person grading asks for it).
-    ``argv`` receives the result pipe's descriptor as ``--result-fd N`` (appended), and
-    ``stdin`` on its standard input. ``owner_of`` are host folders that the command's
-    user must own while it runs (as root); they are given back to root afterwards, with
-    everything written in them. ``readonly``, ``writable``, ``tmpfs`` and ``cwd`` are
-    for "bwrap" alone.
+    namespaces: the command, or a supervisor's kernel, runs as a user of its own, as
+    root alone can arrange, so that Unix permissions keep it from root's files; for a
+    container that grades one submission and cannot make namespaces, such as
+    Gradescope's) or "none" (the same limits and result pipe, no isolation: only when
+    the person grading asks for it). ``argv`` receives the result pipe's descriptor as
+    ``--result-fd N`` (appended), and ``stdin`` on its standard input. A ``supervisor``
+    (the grader's runner) is trusted: it is not confined itself, and starts what it runs
+    for the student through :func:`posenc_helpers.grading.confine.kernel_command` with
+    the uid it is given (``--kernel-uid``). ``owner_of`` are host folders that the
+    confined user must own while it runs (as root); they are given back to root
+    afterwards, with everything written in them. ``readonly``, ``writable``, ``tmpfs``
+    and ``cwd`` are for "bwrap" alone. ``budget``: put the whole command in a control
+    group of its own (:mod:`posenc_helpers.grading.cgroups`); None does so where the
+    machine allows it, True requires it.
 
     Raises
     ------
     SandboxUnavailable
-        If the isolation asked for cannot be had here.
+        If the isolation, or the budget, asked for cannot be had here.
     """
     if isolation not in ISOLATIONS:
         raise ValueError(f"isolation must be one of {', '.join(ISOLATIONS)}; got {isolation!r}")
+    if budget not in (None, True, False):
+        raise TypeError(f"budget must be True, False or None; got {budget!r}")
     if isolation == "bwrap" and (reason := available()) is not None:
         raise SandboxUnavailable(reason)
     if isolation == "user" and (os.geteuid() != 0 or not Path("/usr/bin/setpriv").exists()):
         raise SandboxUnavailable("isolation 'user' needs root and /usr/bin/setpriv (util-linux)")
+    if isolation != "none" and (reason := confine.available()) is not None:
+        raise SandboxUnavailable(reason)
+    if budget and (reason := cgroups.available()) is not None:
+        raise SandboxUnavailable(reason)
     env = dict(env or {})
     with contextlib.ExitStack() as stack:
         uid = None
         if isolation == "user" or (isolation == "bwrap" and os.geteuid() == 0):
-            uid = UID_BASE + stack.enter_context(_slot())
+            slot = stack.enter_context(_slot())
+            uid = UID_BASE + slot
             for folder in owner_of:
                 _chown_tree(folder, uid)
                 stack.callback(_chown_tree, folder, 0)
+        group = None
+        if budget or (budget is None and cgroups.available() is None):
+            name = f"slot-{uid - UID_BASE}" if uid is not None else f"pid-{os.getpid()}-{threading.get_ident()}"
+            group = stack.enter_context(cgroups.budget(name, _budget(limits)))
         read_end, write_end = os.pipe()
         command = [*argv, "--result-fd", str(write_end)]
+        keep = [write_end]
         if isolation == "bwrap":
             command = sandbox_command(
-                command, env=env, readonly=readonly, writable=writable, tmpfs=tmpfs, cwd=cwd, uid=uid, limits=limits
-            )
+                command, env=env, readonly=readonly, writable=writable, tmpfs=tmpfs, cwd=cwd, uid=uid,
+                limits=limits, supervisor=supervisor,
+            )  # fmt: skip
+            command, arguments = _arguments_from_fd(command)
+            keep.append(arguments)
         elif isolation == "user":
-            command = [*_setpriv(uid), *command]
-        return _run_process(command, stdin, env, read_end, write_end, limits, isolation=isolation, uid=uid)
+            command = _inner(command, uid, limits, supervisor)
+        return _run_process(command, stdin, env, read_end, keep, limits, isolation=isolation, uid=uid, group=group)
     raise AssertionError("unreachable")  # pragma: no cover - the with block returns
 
 
-def _setpriv(uid: int | None) -> list[str]:
-    """Become ``uid`` with no capability and no way to gain one (util-linux's setpriv)."""
-    return [
-        "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
-        "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--",
-    ]  # fmt: skip
+def _budget(limits: Limits) -> cgroups.Budget:
+    """The control group of a sandbox with ``limits``: its memory and cores, and room for the
+    confined user's processes and the supervisor's own."""
+    return cgroups.Budget(memory_bytes=limits.group_memory_bytes, cpus=limits.cpus, processes=2 * limits.processes)
+
+
+def _arguments_from_fd(command: list[str]) -> tuple[list[str], int]:
+    """``bwrap OPTIONS... -- COMMAND`` as ``bwrap --args FD -- COMMAND``, the options in an
+    anonymous file: bubblewrap's first process in the sandbox is PID 1 there, and its
+    command line would show every host path the sandbox binds."""
+    split = command.index("--")
+    fd = os.memfd_create("bwrap-args", 0)
+    os.write(fd, b"".join(arg.encode() + b"\0" for arg in command[1:split]))
+    os.lseek(fd, 0, os.SEEK_SET)
+    return [command[0], "--args", str(fd), *command[split:]], fd
 
 
 def _chown_tree(folder: Path, uid: int) -> None:
@@ -407,19 +483,26 @@ def _chown_tree(folder: Path, uid: int) -> None:
                 os.chown(os.path.join(root, name), uid, uid, follow_symlinks=False)
 
 
+#: Joins the control groups named by its arguments (up to ``--``), then becomes the command.
+_JOIN = 'while [ "$1" != "--" ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
+
+
 def _run_process(
     command: list[str],
     stdin: bytes,
     env: Mapping[str, str],
     read_end: int,
-    write_end: int,
+    keep: list[int],
     limits: Limits,
     *,
     isolation: str,
     uid: int | None,
+    group: cgroups.Group | None,
 ) -> SandboxRun:
     start = time.monotonic()
-    command = _limited(command, limits, processes=uid is not None)
+    command = _limited(command, limits)
+    if group is not None:
+        command = ["/bin/sh", "-c", _JOIN, "sh", *map(str, group.procs_files), "--", *command]
     log_read, log_write = os.pipe()
     try:
         process = subprocess.Popen(
@@ -427,13 +510,13 @@ def _run_process(
             stdin=subprocess.PIPE,
             stdout=log_write,
             stderr=log_write,
-            pass_fds=(write_end,),
+            pass_fds=tuple(keep),
             env=dict(env) if isolation != "bwrap" else {"PATH": "/usr/bin:/bin"},
             start_new_session=True,
         )
     finally:
-        os.close(write_end)
-        os.close(log_write)
+        for fd in (*keep, log_write):
+            os.close(fd)
     result, log = _Drain(read_end, limits.result_bytes, tail=False), _Drain(log_read, limits.log_bytes, tail=True)
     result.start()
     log.start()
@@ -445,6 +528,9 @@ def _run_process(
     except subprocess.TimeoutExpired:
         timed_out = True
     finally:
+        peak, kills = (group.peak_memory(), group.oom_kills()) if group is not None else (None, 0)
+        if group is not None:
+            group.kill()
         kill_tree(process, uid if isolation == "user" else None)
         # Every process of a sandbox dies with it; unsandboxed, a process that kept the pipes
         # open must not hold up the grader, so their readers get a moment, then the pipes close.
@@ -462,6 +548,9 @@ def _run_process(
         log=log.data().decode("utf-8", "replace"),
         isolation=isolation,
         command=command,
+        budget="none" if group is None else f"cgroup v{group.version}",
+        peak_memory=peak,
+        oom_kills=kills,
     )
 
 

@@ -249,11 +249,11 @@ def test_a_cell_the_kernel_never_began_is_run_again_in_a_fresh_kernel(monkeypatc
 
     real, lost = runner._Runner.execute, []
 
-    def loses_the_second_cell_once(self, source, cell, *, timeout, replay=False):
+    def loses_the_second_cell_once(self, source, cell, *, timeout, replay=False, hidden=False):
         if source == "b = a + 1" and not replay and not lost:
             lost.append(source)
             return "lost"
-        return real(self, source, cell, timeout=timeout, replay=replay)
+        return real(self, source, cell, timeout=timeout, replay=replay, hidden=hidden)
 
     monkeypatch.setattr(runner._Runner, "execute", loses_the_second_cell_once)
     cells = [{"source": source, "timeout": 30} for source in ("a = 41", "b = a + 1", "print(b)")]
@@ -280,3 +280,274 @@ def test_a_notebook_runs_as_a_user_of_its_own_where_namespaces_are_missing():
     uid = int(done.cells[0]["outputs"][0]["text"])
     assert uid >= sandbox.UID_BASE
     assert done.cells[1]["outputs"][0]["ename"] == "PermissionError"
+
+
+# --------------------------------------------------------------------------- the kernel and the runner (issue 44)
+
+_CODE = {"cell_type": "code", "metadata": {}, "outputs": []}
+
+
+def _cells(*sources: str) -> list[dict]:
+    return [{**_CODE, "source": source} for source in sources]
+
+
+def _texts(cell: dict) -> str:
+    return "".join(str(o.get("text", "")) + str(o.get("evalue", "")) for o in cell["outputs"])
+
+
+# The attack that gave a blank notebook full marks (issue 44, finding 1): the kernel takes the
+# runner's result pipe with pidfd_getfd (or reopens it through /proc), writes a complete result of
+# its own, then stops or kills the runner so that the real result never comes.
+_FORGERY = r"""
+import ctypes, json, os, signal
+libc = ctypes.CDLL(None, use_errno=True)
+runner = os.getppid()
+args = open(f"/proc/{runner}/cmdline").read().split("\0")
+fd = int(args[args.index("--result-fd") + 1]) if "--result-fd" in args else 9
+forged = json.dumps({"cells": [{"outputs": [{"output_type": "stream", "name": "stdout", "text": "FORGED"}],
+                                "execution_count": 1}] * 3, "seconds": [0.0] * 3}).encode()
+seen = {}
+pidfd = libc.syscall(434, runner, 0)  # pidfd_open
+stolen = libc.syscall(438, pidfd, fd, 0) if pidfd >= 0 else -1  # pidfd_getfd
+seen["pidfd_getfd"] = os.strerror(ctypes.get_errno()) if stolen < 0 else "taken"
+try:
+    reopened = os.open(f"/proc/{runner}/fd/{fd}", os.O_WRONLY)
+    seen["reopen"] = "taken"
+except OSError as error:
+    reopened, seen["reopen"] = -1, error.strerror
+for handle in (stolen, reopened):
+    if handle >= 0:
+        os.write(handle, forged)
+for name in ("SIGSTOP", "SIGKILL"):
+    try:
+        os.kill(runner, getattr(signal, name))
+        seen[name] = "sent"
+    except OSError as error:
+        seen[name] = error.strerror
+print(json.dumps(seen, sort_keys=True))
+"""
+
+
+def test_the_kernel_cannot_reach_the_runner_or_forge_its_result():
+    """Before: pidfd_getfd gave the kernel the result pipe, a forged result was accepted and the
+    runner's exit status 137 ignored (a blank notebook earned 7/7). Now the kernel is another
+    user under a seccomp filter, the runner is non-dumpable, and the notebook's own outputs come
+    back."""
+    from posenc_helpers.grading.execute import execute_notebook
+
+    done = execute_notebook(_cells("x = 41", _FORGERY, "print(x + 1)"), timeouts=[60, 60, 60])
+    assert done.problem is None, done.run.log
+    seen = json.loads(_texts(done.cells[1]))
+    assert seen["pidfd_getfd"] == "Operation not permitted"
+    assert seen["reopen"] == "Permission denied"
+    if os.geteuid() == 0:  # another user: the runner cannot even be signalled
+        assert seen["SIGSTOP"] == seen["SIGKILL"] == "Operation not permitted"
+    assert _texts(done.cells[2]) == "42\n"
+    assert "FORGED" not in json.dumps([cell["outputs"] for cell in done.cells])
+
+
+def test_a_result_counts_only_from_a_runner_that_exited_0_with_this_run_s_nonce():
+    from posenc_helpers.grading.execute import _read_result
+
+    body = {"cells": [{"outputs": [], "execution_count": 1}], "seconds": [0.1], "nonce": "n" * 32}
+
+    def run(returncode, result):
+        return sandbox.SandboxRun(returncode, False, 1.0, json.dumps(result).encode(), False, "", "bwrap")
+
+    assert _read_result(run(0, body), 1, "n" * 32)["seconds"] == [0.1]
+    with pytest.raises(ValueError, match="status -9"):
+        _read_result(run(-9, body), 1, "n" * 32)
+    with pytest.raises(ValueError, match="did not come from the grader's runner"):
+        _read_result(run(0, {**body, "nonce": "guess"}), 1, "n" * 32)
+    with pytest.raises(ValueError, match="did not come from the grader's runner"):
+        _read_result(run(0, {k: v for k, v in body.items() if k != "nonce"}), 1, "n" * 32)
+
+
+def test_the_seccomp_filter_refuses_what_reaches_another_process():
+    """Each call made with ctypes, as a student's code would: refused with EPERM (clone3 with
+    ENOSYS, so that the C library falls back to clone); threads, subprocesses and JAX still run."""
+    seen, run = _run(
+        """
+        import ctypes, subprocess, threading
+        libc = ctypes.CDLL(None, use_errno=True)
+        def errno_of(result):
+            return ctypes.get_errno() if result < 0 else 0
+        calls = {
+            "ptrace": errno_of(libc.ptrace(16, 1, 0, 0)),  # PTRACE_ATTACH
+            "process_vm_readv": errno_of(libc.syscall(310, 1, 0, 0, 0, 0, 0)),
+            "pidfd_getfd": errno_of(libc.syscall(438, 0, 0, 0)),
+            "kcmp": errno_of(libc.syscall(312, 1, 1, 0, 0, 0)),
+            "perf_event_open": errno_of(libc.syscall(298, 0, 0, -1, -1, 0)),
+            "unshare(CLONE_NEWUSER)": errno_of(libc.unshare(0x10000000)),
+            "clone3": errno_of(libc.syscall(435, 0, 0)),
+        }
+        box = []
+        thread = threading.Thread(target=lambda: box.append("thread"))
+        thread.start(); thread.join()
+        box.append(subprocess.run(["echo", "child"], capture_output=True, text=True).stdout.strip())
+        send({"calls": calls, "works": box})
+        """
+    )
+    assert seen is not None, run.log
+    import errno
+
+    assert seen["calls"] == {
+        "ptrace": errno.EPERM, "process_vm_readv": errno.EPERM, "pidfd_getfd": errno.EPERM, "kcmp": errno.EPERM,
+        "perf_event_open": errno.EPERM, "unshare(CLONE_NEWUSER)": errno.EPERM, "clone3": errno.ENOSYS,
+    }  # fmt: skip
+    assert seen["works"] == ["thread", "child"]
+
+
+def test_the_sandbox_s_first_process_shows_no_host_path():
+    """bubblewrap's options (every folder it binds, the course's among them) are read from a file
+    descriptor, so PID 1's command line in the sandbox holds none of them."""
+    seen, _ = _run("send(open('/proc/1/cmdline').read().split(chr(0)))", readonly=[(ROOT / "book", "/given")])
+    assert seen[1:3] == ["--args", seen[2]] and seen[3] == "--"
+    assert not any(str(ROOT / "book") in arg or arg.startswith("--ro-bind") for arg in seen)
+
+
+def test_hidden_tests_stay_out_of_the_kernel_s_history():
+    """A cell with the hidden tests' call runs with store_history=False: not in In, _ih, nor
+    IPython's history database, so a later cell cannot print it into the student's feedback."""
+    from posenc_helpers.grading.execute import execute_notebook
+
+    hidden = "secret_word = 'hidden-test-7'  # _record.record({'label': 'x'})"
+    done = execute_notebook(
+        _cells(
+            "a = 1",
+            hidden,
+            "import sqlite3, os\n"
+            "db = os.path.join(get_ipython().profile_dir.location, 'history.sqlite')\n"
+            "get_ipython().history_manager.writeout_cache()\n"
+            "stored = [row[0] for row in sqlite3.connect(db).execute('select source from history')]\n"
+            "print(repr((In, _ih, stored)))",
+        ),
+        timeouts=[60, 60, 60],
+    )
+    assert done.problem is None, done.run.log
+    printed = _texts(done.cells[2])
+    assert "a = 1" in printed and "hidden-test-7" not in printed and "_record" not in printed
+
+
+@pytest.mark.slow
+def test_the_grader_s_work_on_outputs_is_bounded():
+    """20,000 display() calls (before: 225 s to grade, every output validated one by one): the
+    runner keeps 200 per cell and says so in one line; 12 images of 8 MiB keep the notebook
+    under its data budget."""
+    from posenc_helpers.grading import runner
+    from posenc_helpers.grading.execute import execute_notebook
+
+    start = time.monotonic()
+    done = execute_notebook(
+        _cells(
+            "for i in range(20_000):\n    display(i)",
+            "from IPython.display import Image, display\n"
+            "for i in range(12):\n    display({'image/png': 'A' * 8 * 2**20}, raw=True)",
+            "print('still graded')",
+        ),
+        timeouts=[120, 120, 60],
+    )
+    seconds = time.monotonic() - start
+    assert done.problem is None, done.run.log
+    first, second = done.cells[0]["outputs"], done.cells[1]["outputs"]
+    assert len(first) == runner.OUTPUTS_PER_CELL + 1
+    assert "19800 more outputs were displayed than the grader keeps" in _texts(done.cells[0])
+    kept = sum(len(o.get("data", {}).get("image/png", "")) for o in second)
+    assert kept <= runner.NOTEBOOK_DATA_BYTES and "output truncated" in _texts(done.cells[1])
+    assert _texts(done.cells[2]) == "still graded\n"
+    assert seconds < 120, seconds
+
+
+# --------------------------------------------------------------------------- the budget of a sandbox (issue 44)
+
+_NO_GROUP = None if os.geteuid() != 0 else __import__("posenc_helpers.grading.cgroups").grading.cgroups.available()
+if os.geteuid() == 0 and _NO_GROUP is not None and os.environ.get("POSENC_REQUIRE_SANDBOX"):
+    raise RuntimeError(f"POSENC_REQUIRE_SANDBOX is set and the grader is root, but {_NO_GROUP}")
+needs_group = pytest.mark.skipif(os.geteuid() != 0 or _NO_GROUP is not None, reason=f"no control group: {_NO_GROUP}")
+
+
+@needs_group
+def test_a_fork_bomb_meets_the_sandbox_s_process_budget():
+    """Before: limits per process only; a fork bomb spun 234 processes and the machine's load
+    went from 11 to 38. Now the whole sandbox (its control group) holds at most twice
+    Limits.processes, and every process of it is gone afterwards."""
+    seen, run = _run(
+        """
+        import os, time
+        forks = 0
+        try:
+            for _ in range(2000):
+                if os.fork() == 0:
+                    time.sleep(60)
+                    os._exit(0)
+                forks += 1
+        except OSError as error:
+            stopped = error.strerror
+        send({"forks": forks, "stopped": stopped})
+        """,
+        limits=sandbox.Limits(processes=32),
+    )
+    assert seen is not None, run.log
+    assert run.budget.startswith("cgroup v")
+    assert 0 < seen["forks"] < 2 * 32 and seen["stopped"] == "Resource temporarily unavailable"
+    time.sleep(0.5)
+    assert not [p for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline(p).startswith("sleep 6")]
+
+
+@pytest.mark.slow
+@needs_group
+def test_a_memory_bomb_meets_the_sandbox_s_memory_budget():
+    """Four processes of 600 MB each, every one under the per-process limit, together over the
+    sandbox's 1 GiB: the out-of-memory killer ends some of them, inside the sandbox alone."""
+    seen, run = _run(
+        """
+        import subprocess, sys
+        code = "import time; hog = b'x' * (600 * 2**20); time.sleep(5)"
+        children = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(4)]
+        send({"returncodes": [child.wait() for child in children]})
+        """,
+        limits=sandbox.Limits(memory_bytes=2 * 2**30, group_memory_bytes=2**30, wall_seconds=120),
+    )
+    assert seen is not None, run.log
+    assert -9 in seen["returncodes"] and run.oom_kills >= 1
+    assert run.peak_memory is not None and run.peak_memory <= 2**30 + 2**20
+
+
+def test_budget_refuses_bad_input():
+    from posenc_helpers.grading import cgroups
+
+    with pytest.raises(ValueError, match="memory_bytes"):
+        cgroups.Budget(memory_bytes=0)
+    with pytest.raises(ValueError, match="name"), cgroups.budget("../up", cgroups.Budget()):
+        pass
+    with pytest.raises(TypeError, match="budget"):
+        sandbox.run([sys.executable, "-c", "pass"], budget="yes")
+
+
+def test_the_cgroup_hierarchies_are_read_as_the_kernel_writes_them(tmp_path):
+    """Two machines written by hand: a cgroup v1 one (this project's CI: memory, cpu and pids as
+    v1 hierarchies, the memory group nested) and a cgroup v2 one (one unified hierarchy)."""
+    from posenc_helpers.grading import cgroups
+
+    v1 = (
+        "32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
+        "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
+        "39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids\n"
+        "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n"
+    )
+    own = "8:pids:/\n4:memory:/api/abc\n1:cpu:/\n0::/\n"
+    assert cgroups.hierarchies(v1, own) == (
+        1,
+        {"memory": Path("/sys/fs/cgroup/memory/api/abc"), "cpu": Path("/sys/fs/cgroup/cpu"),
+         "pids": Path("/sys/fs/cgroup/pids")},
+    )  # fmt: skip
+    (tmp_path / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
+    v2 = f"30 23 0:26 / {tmp_path} rw,nosuid - cgroup2 cgroup2 rw\n"
+    assert cgroups.hierarchies(v2, "0::/grader.slice\n") == (2, {"": tmp_path / "grader.slice"})
+    group = cgroups._make_v2(tmp_path, "slot-3", cgroups.Budget(memory_bytes=2**30, cpus=1.5, processes=100))
+    folder = tmp_path / "posenc-grading" / "slot-3"
+    assert (tmp_path / "cgroup.subtree_control").read_text() == "+memory +cpu +pids"
+    assert (folder / "memory.max").read_text() == str(2**30)
+    assert (folder / "cpu.max").read_text() == "150000 100000"
+    assert (folder / "pids.max").read_text() == "100"
+    assert group.procs_files == [folder / "cgroup.procs"]

@@ -18,6 +18,8 @@ MARKER = ".posenc-course"  # written into an output folder: this folder is one t
 
 #: What the notebooks import (the student branch's and the grading image's requirements).
 RUNTIME = ("numpy", "matplotlib", "ipywidgets", "jax", "jaxlib", "optax", "tqdm")
+#: What the grader itself needs beside the package, in a grading image (requirements-course.txt).
+GRADING = ("pyseccomp",)
 
 
 def chapter_of(path: Path) -> int:
@@ -51,9 +53,9 @@ def prepare(out: Path, force: bool) -> None:
     (out / MARKER).write_text("Made by tools/course; make course rewrites source/ and release/.\n")
 
 
-def pins(names: tuple[str, ...]) -> list[str]:
-    """The exact pins of ``names`` in requirements.txt, in its order."""
-    lines = [line.strip() for line in (ROOT / "requirements.txt").read_text().splitlines()]
+def pins(names: tuple[str, ...], source: str = "requirements.txt") -> list[str]:
+    """The exact pins of ``names`` in ``source`` (a requirements file of the repository), in its order."""
+    lines = [line.strip() for line in (ROOT / source).read_text().splitlines()]
     return [line for line in lines if "==" in line and line.split("==")[0] in names]
 
 

@@ -34,7 +34,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from tools.course.common import ROOT, RUNTIME, assignment_name, chapter_of, pins, prepare, run_script
+from tools.course.common import GRADING, ROOT, RUNTIME, assignment_name, chapter_of, pins, prepare, run_script
 from tools.course.myst import cell_source
 from tools.course.nbgrader import RECORD_IMPORT, TEXT_STUB, course_notebook_with_roles, record_call
 
@@ -162,7 +162,7 @@ def otter_requirements(wheel: str) -> str:
     """The grading image's requirements: the book's pins, and the package's wheel from the zip."""
     return (
         "# Written by tools/course (make otter): what Gradescope installs to grade.\n"
-        + "\n".join([*pins(RUNTIME), f"{AUTOGRADER_FILES}/{wheel}"])
+        + "\n".join([*pins(RUNTIME), *pins(GRADING, "requirements-course.txt"), f"{AUTOGRADER_FILES}/{wheel}"])
         + "\n"
     )
 
