@@ -423,8 +423,12 @@ _TABLE_LENGTHS = tuple(2**n for n in range(8, 18))
 
 
 def _wrapped(fit, positions: np.ndarray, angles: np.ndarray, tolerance: np.ndarray) -> int | None:  # noqa: ANN001
-    """The table length ``n`` when each position ``t`` is rotated as ``t mod n``, or None."""
-    for length in _TABLE_LENGTHS:
+    """The table length ``n`` when each position ``t`` is rotated as ``t mod n``, or None.
+
+    The probes do not tell every length apart (none lies between 16385 and 32768): the longest length they
+    allow is named.
+    """
+    for length in reversed(_TABLE_LENGTHS):
         wrapped = positions % length
         if np.array_equal(wrapped, positions):
             continue
