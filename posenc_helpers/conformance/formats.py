@@ -74,8 +74,8 @@ def table_cost(dtype: str) -> str:
     """The note a report carries when the tables are rounded to ``dtype``, as the spec allows."""
     exponent = {"bfloat16": 8, "float16": 11}[dtype]
     return (
-        f"the cos/sin tables are rounded to {dtype}, as dtype={dtype!r} allows: each entry within 2**-{exponent} "
-        "of its size of the exact value, the same bounded error at the first position as at the last; "
+        f"the cos/sin tables are rounded to {dtype}, as dtype={dtype!r} allows: each entry is off its exact value "
+        f"by at most 2**-{exponent} of its size, a bounded error, the same at the first position as at the last; "
         "the angles themselves are exact"
     )
 
