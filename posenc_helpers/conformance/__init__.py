@@ -1,7 +1,7 @@
 """Is my positional code right? A conformance kit that names the bug.
 
 :func:`diagnose` takes a practitioner's implementation (sinusoidal table, RoPE,
-RoPE frequencies, ALiBi bias), calls it on small probes designed to tell the
+RoPE frequencies, ALiBi bias, or a whole attention function), calls it on small probes designed to tell the
 common mistakes apart, and returns a :class:`Report`: whether it conforms to
 what the spec says it should compute and, if not, which named mistake of
 :data:`BUGS` it makes, where (probe, position, pair, head), and which section of
@@ -15,13 +15,16 @@ module                          what it probes
 :mod:`.rope_frequencies`        ``fn()``: the inverse frequencies, read as a law
 :mod:`.sinusoidal`              ``fn(positions, d_model)``: the table, pairs and columns
 :mod:`.alibi`                   ``fn(n_heads, seq_len)``: slopes per head, per head count
+:mod:`.attention`               ``fn(q, k, v, positions)``: what only the whole attention shows
 :mod:`.angles`                  direction, phase, offset and frequency law of measured angles
+:mod:`.formats`                 what a declared dtype costs; rounded angles recognised
 :mod:`.bugs`                    the named mistakes and the sections that explain them
 ==============================  ==========================================
 
 From a shell::
 
     python -m posenc_helpers.conformance rope mypackage.module:function --head-dim 64 --base 10000 --layout half
+    python -m posenc_helpers.conformance attention mypackage.module:attention --method rope --head-dim 64 --dtype bfloat16
 
 prints the report and exits 0 only when the code conforms.
 """

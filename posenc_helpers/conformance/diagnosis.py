@@ -142,8 +142,18 @@ def diagnose(
 
     Parameters
     ----------
-    kind : {"sinusoidal", "rope", "rope_frequencies", "alibi"}
-        What ``fn`` computes:
+    kind : {"sinusoidal", "rope", "rope_frequencies", "alibi", "attention"}
+        What ``fn`` computes. The first four check the position code alone; only
+        ``"attention"`` sees how it is called (values rotated too, queries and keys
+        rotated differently, a cache offset on the keys only, ALiBi's bias on the
+        wrong side of the scale, the causal mask), and it leaves a rotation that
+        queries and keys share to ``"rope"``. ``dtype`` (``"float32"``, the default,
+        ``"bfloat16"`` or ``"float16"``: the model's) is a spec key of ``"rope"``,
+        ``"sinusoidal"`` and ``"attention"``: cos/sin tables rounded to it conform,
+        and the report carries a note of what that costs; rounded angles are named
+        ``low-precision-angles`` at every dtype. ``max_position_embeddings`` adds
+        the last position of that context to the probes of ``"rope"`` and
+        ``"sinusoidal"``, which reach position 131073 in any case.
 
         ``"sinusoidal"``
             ``fn(positions, d_model)`` returns the encoding table, shape
@@ -151,9 +161,13 @@ def diagnose(
             (10000), ``convention`` (``"vaswani"``, the paper's frequencies
             ``base**(-2k/d)``; or ``"tensor2tensor"``, alias ``"fairseq"``: their
             ``base**(-k/(d/2 - 1))``, concatenated by default) and ``layout``
-            (``"interleaved"`` as in the paper, or ``"concat"``: all sines, then
-            all cosines). The other convention's table is reported as
-            ``convention``, not as a bug of the layout or the exponent.
+            (``"interleaved"`` as in the paper; ``"concat"``: all sines, then all
+            cosines; ``"concat-cos-first"``: all cosines, then all sines, as
+            diffusers' ``flip_sin_to_cos=True``), and ``downscale_freq_shift``
+            (diffusers' name: the exponent divides by ``d/2 - shift``; 0 is the
+            paper's, 1 tensor2tensor's). A table the spec could declare is reported
+            as ``convention`` (another frequency law) or ``layout``, with the option
+            to give, not as a bug of the exponent.
         ``"rope"``
             ``fn(x, positions)`` returns ``x`` rotated, for ``x`` of shape
             ``(batch, seq, head_dim)`` and integer ``positions`` of shape ``(seq,)``.
@@ -185,6 +199,19 @@ def diagnose(
             softmax ignores it. Spec: ``causal`` (True: entries above the diagonal
             are masked and not read) and ``n_heads`` (the head counts to probe,
             default 4, 8, 6 and 12).
+        ``"attention"``
+            ``fn(q, k, v, positions)`` returns the attention output, shape of ``q``,
+            for ``q`` of shape ``(batch, n_heads, n_q, head_dim)``, ``k`` and ``v``
+            of shape ``(batch, n_heads, n_k, head_dim)`` with ``n_q <= n_k``, and
+            the keys' integer ``positions`` of shape ``(n_k,)``; the queries are the
+            last ``n_q`` tokens (a prefill, or a decode step with a KV cache).
+            ``q``, ``k``, ``v`` come projected, not position-encoded: ``fn``
+            applies the method, the scale ``1/sqrt(head_dim)`` and the causal mask
+            (a query reads the keys at positions up to its own). Spec: ``method``
+            (``"rope"``, the default, ``"alibi"`` with Press et al.'s slopes, or
+            ``"nope"``), ``head_dim`` (required), for ``"rope"`` the keys of
+            ``"rope"``; ``n_heads`` (one count: 2, or 8 for ALiBi), ``causal``
+            (True) and ``dtype``.
     fn : callable
         The implementation. It is called on small inputs only (at most a few
         hundred thousand numbers). Its output may be anything ``np.asarray``
