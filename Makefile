@@ -55,7 +55,7 @@ SKIP_DRAWING := PYTHONSTARTUP=$(abspath tools/skip_figure_drawing.py)
 
 .PHONY: help setup book book-only test test-fast _test-fast-unit test-unit test-doctest lint test-notebooks test-notebooks-native \
         test-notebooks-portable test-course test-student-book test-browser browser-only \
-        audit notebooks text sync-setup chapter lab lab-student serve bench rekey-lab course grade otter student student-branch student-book lock release clean distclean \
+        audit notebooks text sync-setup chapter lab lab-student serve bench rekey-lab course collect grade otter student student-branch student-book lock release clean distclean \
         _test-parallel _book-then-browser
 
 help:  ## this list: every target with a line of its own, from the comment (##) above its rule
@@ -240,6 +240,14 @@ CHAPTER_PATHS = $(if $(CH),$(foreach n,$(CH),$(wildcard notebooks/$(n)_*.ipynb))
 ## [CH=04]  the nbgrader course (source, release, gradebook) into _build/course
 course: $(COURSE_STAMP)
 	$(PY) -m tools.course --out _build/course $(if $(FORCE),--force,) $(CHAPTER_PATHS)
+
+# Collect assignment A from nbgrader's exchange into _build/course/submitted, reading each
+# submission without following a link (nbgrader collect alone follows them, as root too);
+# a submission with a link, a special file or no submission_secret.txt is refused and named.
+## A=ch04 [EXCHANGE=DIR] [UPDATE=1]  collect from nbgrader's exchange, following no student's link
+collect: $(COURSE_STAMP)
+	@test -n "$(A)" || { echo "name the assignment: make collect A=ch04 [EXCHANGE=DIR] [UPDATE=1]"; exit 2; }
+	$(PY) -m tools.course.collect $(A) --course _build/course $(if $(EXCHANGE),--exchange $(EXCHANGE),) $(if $(UPDATE),--update,)
 
 # Autograde every submission of assignment A in _build/course/submitted, JOBS at a time
 # (default: the cores), each in a bubblewrap sandbox; each grade comes from the course's

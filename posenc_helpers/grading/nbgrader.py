@@ -33,6 +33,7 @@ from traitlets import Float, Unicode
 from . import runtime, sandbox
 from .execute import execute_notebook
 from .reference import STUDENT_CELL_TIMEOUT, cell_timeouts, load_or_run, wall_limit
+from .submission import refused_entries
 from .values import RECORD_MIME
 from .verdict import TAMPERING, grade, source_digest
 
@@ -79,6 +80,12 @@ class BeforeExecution(NbGraderPreprocessor):
         root = Path(self.course_root or os.getcwd())
         info = resources.get("nbgrader", {})
         assignment, name = str(info.get("assignment")), f"{info.get('notebook')}.ipynb"
+        submitted = root / "submitted" / str(info.get("student")) / assignment
+        if info.get("student") and submitted.is_dir() and (entries := refused_entries(submitted)):
+            raise ValueError(
+                f"{info.get('student')}'s submission of {assignment} holds what a grader must not follow "
+                f"({'; '.join(entries)}): not graded. make grade lists such submissions without reading them."
+            )
         release, source = root / "release" / assignment / name, root / "source" / assignment / name
         for path in (release, source):
             if not path.is_file():

@@ -15,6 +15,8 @@ module                               what it is for
 :mod:`tools.course.student`          student copies, the student branch, the student
                                      website (``make student``, ``student-branch``,
                                      ``student-book``)
+:mod:`tools.course.collect`          collect from nbgrader's exchange, following no
+                                     link (``make collect``)
 :mod:`tools.course.grade`            autograde a class, N at a time (``make grade``)
 :mod:`tools.course.myst`             the MyST syntax the others read
 :mod:`tools.course.common`           folders, chapter names, pins, scripts

@@ -17,8 +17,13 @@ lock is retried). Every grade comes from the course's own preprocessors, outside
 sandbox. Without bubblewrap it refuses to grade unless ``--unsafe`` (``make grade
 UNSAFE=1``).
 
-At the end it prints the wall time, the seconds per submission and each
-"Tampering suspected" line found in the autograded notebooks.
+A submission whose folder holds a symbolic link, a hard link, a device, a FIFO or a
+socket (:func:`posenc_helpers.grading.submission.refused_entries`) is not graded and
+not read: nbgrader would follow the link when it copies the folder. It is listed with
+what was found.
+
+At the end it prints the wall time, the seconds per submission, each refused
+submission and each "Tampering suspected" line found in the autograded notebooks.
 """
 
 from __future__ import annotations
@@ -107,6 +112,19 @@ def flags(course: Path, assignment: str, student: str) -> list[str]:
     return found
 
 
+def refused(course: Path, assignment: str, names: list[str]) -> dict[str, list[str]]:
+    """The students of ``names`` whose submission folder holds what a grader must not follow
+    (:func:`posenc_helpers.grading.submission.refused_entries`), with what it holds."""
+    from posenc_helpers.grading.submission import refused_entries
+
+    found = {}
+    for name in names:
+        entries = refused_entries(course / "submitted" / name / assignment)
+        if entries:
+            found[name] = entries
+    return found
+
+
 def grade_class(
     course: Path,
     assignment: str,
@@ -116,7 +134,8 @@ def grade_class(
     timeout: float | None = None,
 ) -> tuple[list[Graded], float]:
     """Autograde every submission of ``assignment`` (or the students in ``only``), ``jobs`` at
-    a time; the results in student order and the wall time in seconds."""
+    a time; the results in student order and the wall time in seconds. A refused submission
+    (:func:`refused`) is not graded: its result has return code 0 and says why."""
     jobs = cores() if jobs is None else jobs
     if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
         raise ValueError(f"jobs must be a whole number >= 1; got {jobs!r}")
@@ -132,9 +151,17 @@ def grade_class(
         raise FileNotFoundError(f"no submissions of {assignment} in {course / 'submitted'}")
     prepare_reference(course, assignment)
     start = time.perf_counter()
+    refusals = refused(course, assignment, names)
+    graded = [name for name in names if name not in refusals]
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        results = list(pool.map(lambda name: _grade_one(course, assignment, name, timeout), names))
-    return results, time.perf_counter() - start
+        done = {r.student: r for r in pool.map(lambda name: _grade_one(course, assignment, name, timeout), graded)}
+    for name, entries in refusals.items():
+        done[name] = Graded(name, 0.0, 0, REFUSED + "; ".join(entries))
+    return [done[name] for name in names], time.perf_counter() - start
+
+
+#: How a refused submission's result starts (the rest names what its folder holds).
+REFUSED = "not graded, nothing of it read: its folder holds what a grader must not follow: "
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -169,6 +196,9 @@ def main(argv: list[str] | None = None) -> int:
         f"({seconds / len(results):.1f} s each) with {args.jobs or cores()} at a time"
     )
     for result in results:
+        if result.output.startswith(REFUSED):
+            print(f"  {result.student}: {result.output}")
+            continue
         print(f"  {result.student}: {result.seconds:.1f} s")
         for line in flags(args.course.resolve(), args.assignment, result.student):
             print(f"  {result.student}: {line}")
