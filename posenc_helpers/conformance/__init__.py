@@ -24,7 +24,7 @@ module                          what it probes
 From a shell::
 
     python -m posenc_helpers.conformance rope mypackage.module:function --head-dim 64 --base 10000 --layout half
-    python -m posenc_helpers.conformance attention mypackage.module:attention --method rope --head-dim 64 --dtype bfloat16
+    python -m posenc_helpers.conformance attention mypackage.module:attention --head-dim 64 --dtype bfloat16
 
 prints the report and exits 0 only when the code conforms.
 """
