@@ -1,8 +1,8 @@
 """Is my positional code right? A conformance kit that names the bug.
 
 :func:`diagnose` takes a practitioner's implementation (sinusoidal table, RoPE,
-RoPE frequencies, ALiBi bias, or a whole attention function), calls it on small probes designed to tell the
-common mistakes apart, and returns a :class:`Report`: whether it conforms to
+RoPE frequencies, ALiBi bias, or a whole attention function), calls it on small
+probes designed to tell the common mistakes apart, and returns a :class:`Report`: whether it conforms to
 what the spec says it should compute and, if not, which named mistake of
 :data:`BUGS` it makes, where (probe, position, pair, head), and which section of
 the book explains the right thing. Numpy only; torch or JAX functions work
