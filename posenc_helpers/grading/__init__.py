@@ -1,15 +1,22 @@
 """Grading the book's exercises when the student's code is hostile.
 
-The course (``make course``, ``make otter``) grades each submission in four steps,
-one module each:
+The course (``make course``, ``make otter``) grades each submission in four steps
+(the reference run, the sandboxed run, the records, the verdict), with these modules:
 
 =============================================  =============================================
 module                                         what it does
 =============================================  =============================================
 :mod:`posenc_helpers.grading.sandbox`          runs a command in a bubblewrap sandbox, with
                                                limits; nothing of the grader is in reach
+:mod:`posenc_helpers.grading.confine`          the student's kernel inside it: a user of
+                                               its own and a seccomp filter, so that it
+                                               cannot reach the grader's runner
+:mod:`posenc_helpers.grading.cgroups`          a budget per sandbox: a control group's
+                                               memory, CPU and processes
 :mod:`posenc_helpers.grading.runtime`          what a sandbox is made of: the runtime's
                                                folders, system files and environment
+:mod:`posenc_helpers.grading.submission`       what a submission's folder may hold (no
+                                               links, no special files)
 :mod:`posenc_helpers.grading.execute`          sends a notebook's cells into the sandbox and
                                                reads back only their outputs
 :mod:`posenc_helpers.grading.runner`           inside the sandbox: runs the cells in a

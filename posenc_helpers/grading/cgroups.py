@@ -5,13 +5,13 @@ many processes (a fork bomb) or several large ones (a memory bomb) could still t
 machine from the submissions graded beside it. :func:`budget` puts one sandbox into a
 control group of its own, made under the grader's own group:
 
-* ``memory``: at most :attr:`Budget.memory_bytes` resident (and no swap), for the
+* ``memory``: at most ``Budget.memory_bytes`` resident (and no swap), for the
   whole sandbox; past it the kernel's out-of-memory killer picks a process *of this
   group* (the student's kernel, which :mod:`~posenc_helpers.grading.confine` puts
   first in line);
-* ``cpu``: at most :attr:`Budget.cpus` cores of CPU time (a CFS quota), so that a
+* ``cpu``: at most ``Budget.cpus`` cores of CPU time (a CFS quota), so that a
   sandbox with many busy processes takes no more than one that has one;
-* ``pids``: at most :attr:`Budget.processes` processes and threads.
+* ``pids``: at most ``Budget.processes`` processes and threads.
 
 On cgroup v2 (one unified hierarchy) the group is ``<own group>/posenc-grading/<name>``
 with the three controllers enabled on the way; on a machine whose controllers are still

@@ -28,14 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from nbgrader.preprocessors import NbGraderPreprocessor  # type: ignore[import-untyped]
-from traitlets import Float, Unicode
+from traitlets import Float, Int, Unicode
 
 from . import runtime, sandbox
 from .execute import execute_notebook
 from .reference import STUDENT_CELL_TIMEOUT, cell_timeouts, load_or_run, wall_limit
 from .submission import refused_entries
 from .values import RECORD_MIME
-from .verdict import TAMPERING, grade, source_digest
+from .verdict import TAMPERING, exercise_cells, grade, source_digest
 
 __all__ = ["BeforeExecution", "SandboxedExecute", "GradeFromRecords", "UNSAFE_VARIABLE", "TAMPERING_LINE"]
 
@@ -105,6 +105,7 @@ class BeforeExecution(NbGraderPreprocessor):
             "lab_store": root / ".grading" / "lab-runs",
             "isolation": isolation,
             "release_folder": release.parent,
+            "test_cells": {label: cells[index] for label, index in exercise_cells(cells)[1].items()},
         }
         return nb, resources
 
@@ -127,6 +128,13 @@ class SandboxedExecute(NbGraderPreprocessor):
     """Runs the submission in the sandbox, each cell with its limit; only outputs come back."""
 
     memory_gib = Float(6.0, help="address space of each process of the sandbox, in GiB").tag(config=True)
+    group_memory_gib = Float(4.0, help="resident memory of the whole sandbox (its control group), in GiB").tag(
+        config=True
+    )
+    cpus = Float(1.0, help="cores' worth of CPU time the whole sandbox may use (its control group)").tag(config=True)
+    processes = Int(256, help="processes and threads of the student's kernel (the group allows twice as many)").tag(
+        config=True
+    )
     student_cell_timeout = Float(
         STUDENT_CELL_TIMEOUT, help="seconds for a cell the student wrote (released cells: from the reference run)"
     ).tag(config=True)
@@ -137,7 +145,13 @@ class SandboxedExecute(NbGraderPreprocessor):
             raise RuntimeError("SandboxedExecute needs BeforeExecution before it in autograde_preprocessors")
         reference = before["reference"]
         released = {source_digest(source) for source in before["released"]}
-        limits = sandbox.Limits(wall_seconds=wall_limit(reference), memory_bytes=int(self.memory_gib * 2**30))
+        limits = sandbox.Limits(
+            wall_seconds=wall_limit(reference),
+            memory_bytes=int(self.memory_gib * 2**30),
+            group_memory_bytes=int(self.group_memory_gib * 2**30),
+            cpus=float(self.cpus),
+            processes=int(self.processes),
+        )
         info = resources.get("nbgrader", {})
         executed = execute_notebook(
             nb.cells,
@@ -181,6 +195,7 @@ class GradeFromRecords(NbGraderPreprocessor):
         verdicts = grade(
             nb.cells, before["released"], reference=before["reference"].records, environment_changed=changed
         )
+        _put_back_missing_test_cells(nb, before.get("test_cells", {}), verdicts, self.log, resources)
         for cell in nb.cells:
             if cell.cell_type != "code":
                 continue
@@ -190,6 +205,41 @@ class GradeFromRecords(NbGraderPreprocessor):
                 continue
             cell.outputs = [_as_node(o) for o in _graded_outputs(cell.outputs, verdicts[label], self.log, resources)]
         return nb, resources
+
+
+def _put_back_missing_test_cells(
+    nb: Any, released: dict[str, Any], verdicts: dict[str, Any], log: Any, resources: dict[str, Any]
+) -> None:
+    """An exercise whose test cell the submission lacks (deleted, or its metadata edited) gets
+    the released cell back at the end of the notebook, with one error line saying so: nbgrader
+    then scores it 0 instead of leaving the exercise without a score row."""
+    from nbformat import from_dict
+
+    present = {cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") for cell in nb.cells}
+    for label, cell in released.items():
+        if label in verdicts or label in present:
+            continue
+        line = (
+            f"NoPoints: {label}: the test cell of this exercise is missing from the submitted notebook "
+            "(deleted, or its cell metadata changed), so it could not run; no points."
+        )
+        restored = {**cell, "outputs": [_error(line)], "execution_count": None}
+        restored["source"] = _visible_part(_source(cell))
+        nb.cells.append(from_dict(restored))
+        log.warning("%s: %s", resources.get("nbgrader", {}).get("student"), line)
+
+
+def _visible_part(source: str) -> str:
+    """A test cell's source without its hidden tests (nbgrader's BEGIN/END HIDDEN TESTS block)."""
+    kept, hidden = [], False
+    for line in source.splitlines():
+        if "BEGIN HIDDEN TESTS" in line:
+            hidden = True
+        elif "END HIDDEN TESTS" in line:
+            hidden = False
+        elif not hidden:
+            kept.append(line)
+    return "\n".join(kept)
 
 
 def _graded_outputs(outputs: list[Any], verdict: Any, log: Any, resources: dict[str, Any]) -> list[Any]:

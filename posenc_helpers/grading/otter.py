@@ -148,7 +148,9 @@ class GradeFromRecords(AbstractOtterPlugin):
             if test_file is None:
                 continue
             verdict = verdicts.get(label) or Verdict(label, False, "the notebook was not graded; no points.")
-            case = test_file.test_cases[0] if test_file.test_cases else TestCase(label, "", True, None, None, None)
+            # One public case holding the verdict: otter's public summary (what Gradescope shows a
+            # student) would otherwise read "All test cases passed!" over hidden cases that failed.
+            case = TestCase(label, "", False, None, None, None)
             message = f"{label}: {verdict.message}" if verdict.earned else verdict.line
             test_file.test_case_results = [TestCaseResult(test_case=case, message=message, passed=verdict.earned)]
             test_file.update_score(test_file.possible if verdict.earned else 0)

@@ -239,9 +239,9 @@ def sandbox_command(
     ``readonly`` are host folders or files shown read-only (at the same path, or at the
     path paired with them); ``writable`` host paths shown writable (only for trusted runs
     that fill a store); ``tmpfs`` further private folders; ``uid`` the confined user
-    (root only). A plain ``argv`` runs as that user (:func:`~posenc_helpers.grading.
-    confine.kernel_command`); a ``supervisor`` runs as root with the four capabilities
-    it needs to start it, told ``--kernel-uid`` (without root: ``--confine``).
+    (root only). A plain ``argv`` runs as that user
+    (:func:`~posenc_helpers.grading.confine.kernel_command`); a ``supervisor`` runs as
+    root with :data:`SUPERVISOR_CAPS`, told ``--kernel-uid`` (without root: ``--confine``).
     """
     bwrap = _bwrap()
     if bwrap is None:
@@ -357,15 +357,15 @@ def best_isolation() -> str:
 
 
 def user_works() -> bool:
-    """Whether root can run this Python as another user here: a probe, since the runtime must
-    be readable to that user, which a Python under root's home (0700) often is not."""
+    """Whether root can start a kernel of this Python as another user here, as the runner of
+    ``isolation="user"`` does (:func:`~posenc_helpers.grading.confine.kernel_command`): a probe,
+    since the runtime must be readable to that user once it runs."""
     if "user" not in _PROBE:
         _PROBE["user"] = None
         if os.geteuid() == 0 and Path("/usr/bin/setpriv").exists():
-            code = (  # the same installation, and a kernel could be started from it
-                "import subprocess, sys, posenc_helpers.grading.runner\n"
+            code = (  # the same installation, and what a kernel imports
+                "import sys, numpy, ipykernel.kernelapp, posenc_helpers.grading.record\n"
                 f"assert sys.base_prefix == {sys.base_prefix!r}, sys.base_prefix\n"
-                "subprocess.run([sys.executable, '-c', 'import numpy'], check=True)\n"
             )
             probe = subprocess.run(
                 confine.kernel_command([sys.executable, "-I", "-c", code], UID_BASE + SLOTS - 1),

@@ -19,17 +19,39 @@ import ast
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["names_used", "answer_cell", "scan_cells"]
+__all__ = ["names_used", "answer_cell", "scan_cells", "DYNAMIC_LOOKUP"]
+
+#: What :func:`names_used` adds for a name looked up from a string built at run time
+#: (``getattr(ph, "apply_" + "rope")``, ``operator.attrgetter(name)``): no name of it can be read.
+DYNAMIC_LOOKUP = "getattr(<a name built at run time>)"
+_LOOKUPS = {"getattr", "attrgetter", "methodcaller"}
 
 
 def names_used(source: str) -> set[str]:
-    """Every name and attribute name ``source`` refers to (``np.linalg.lstsq`` gives np, linalg, lstsq)."""
+    """Every name and attribute name ``source`` refers to (``np.linalg.lstsq`` gives np, linalg,
+    lstsq), the names ``getattr`` looks up by a literal string (``getattr(ph, "apply_rope")``
+    gives apply_rope), and :data:`DYNAMIC_LOOKUP` for a name it looks up from anything else.
+
+    Examples
+    --------
+    >>> sorted(names_used("y = getattr(ph, 'apply_rope')(x)"))
+    ['apply_rope', 'getattr', 'ph', 'x', 'y']
+    >>> DYNAMIC_LOOKUP in names_used("y = getattr(ph, 'apply_' + 'rope')(x)")
+    True
+    """
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return set()
     names: set[str] = set()
     for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _root(node.func) is not None and _callee(node.func) in _LOOKUPS:
+            looked_up = node.args[1:2] if _callee(node.func) == "getattr" else node.args[:1]
+            for argument in looked_up:
+                if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+                    names.add(argument.value.rsplit(".", 1)[-1])
+                else:
+                    names.add(DYNAMIC_LOOKUP)
         if isinstance(node, ast.Name):
             names.add(node.id)
         elif isinstance(node, ast.Attribute):
@@ -117,6 +139,13 @@ def _python(source: str) -> ast.Module | None:
         return ast.parse(source)
     except SyntaxError:
         return None
+
+
+def _callee(node: ast.AST) -> str | None:
+    """The name a call calls: ``getattr`` for ``getattr(...)`` and ``builtins.getattr(...)``."""
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.attr if isinstance(node, ast.Attribute) else None
 
 
 def _root(node: ast.AST) -> str | None:

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from .runtime import sandbox_environment
-from .scan import answer_cell, names_used, scan_cells
+from .scan import DYNAMIC_LOOKUP, answer_cell, names_used, scan_cells
 from .values import RECORD_MIME
 
 __all__ = [
@@ -469,7 +469,13 @@ def _hold_to_forbid_and_require(verdict: Verdict, spec: ExerciseSpec, history: l
     used = names_used(answer_cell(history, spec.answers))
     shortcuts = sorted(used & set(spec.forbid))
     missing = sorted(set(spec.require) - used)
-    if shortcuts:
+    if not shortcuts and spec.forbid and DYNAMIC_LOOKUP in used:
+        verdict.earned = False
+        verdict.message = (
+            f"{label} asks you to write the computation out yourself; your answer looks a function up by a "
+            "name it builds at run time (getattr), which the grader cannot read, so it earns no points."
+        )
+    elif shortcuts:
         verdict.earned = False
         verdict.message = (
             f"{label} asks you to write the computation out yourself; your answer calls "

@@ -157,7 +157,45 @@ def hostile(course: str, marker: str) -> dict[str, str]:
         + f"    children.append(subprocess.Popen(['sleep', '{marker[-4:]}7']))\n",
         # more memory than a process may have
         "memory": _LEFT_BLANK + "import numpy\nhog = numpy.ones(2 * 10**9)\n",
+        # the runner's result pipe taken with pidfd_getfd, or reopened through /proc, a result of
+        # full marks written into it, and the runner killed so that the real one never comes (issue 44:
+        # before, a blank notebook earned 7/7 this way)
+        "pidfd": _LEFT_BLANK + _FORGE.format(take="pidfd", marker=marker),
+        "proc-fd": _LEFT_BLANK + _FORGE.format(take="proc", marker=marker),
+        # the runner stopped (SIGSTOP): before, it held its slot until the wall limit (700 s)
+        "stop-runner": _LEFT_BLANK
+        + "import os, signal\ntry:\n    os.kill(os.getppid(), signal.SIGSTOP)\nexcept OSError:\n    pass\n",
+        # 20,000 outputs: before, 225 s of the grader's time to check them one by one
+        "displays": _LEFT_BLANK + "for i in range(20_000):\n    display(i)\n",
     }
+
+
+# Takes the runner's result pipe (by pidfd_getfd or through /proc), writes a result that holds a
+# record of every exercise with the right values (computed by the package's helper) in the cells
+# where the records belong, and kills the runner. {take}: "pidfd" or "proc".
+_FORGE = """import ctypes, json, os, signal
+from posenc_helpers.grading.record import kernel_report
+libc = ctypes.CDLL(None, use_errno=True)
+runner = os.getppid()
+args = open(f"/proc/{{runner}}/cmdline").read().split("\\0")
+fd = int(args[args.index("--result-fd") + 1]) if "--result-fd" in args else 9
+if "{take}" == "pidfd":
+    handle = libc.syscall(438, libc.syscall(434, runner, 0), fd, 0)
+else:
+    try:
+        handle = os.open(f"/proc/{{runner}}/fd/{{fd}}", os.O_WRONLY)
+    except OSError:
+        handle = -1
+row = [float(v) for v in sinusoidal_encoding([7], 6)[0]]
+record = {{"label": "ex-04-row", "args": [{{"__list__": row}}], "kwargs": {{}}, "kernel": kernel_report()}}
+cell = {{"outputs": [{{"output_type": "display_data", "metadata": {{}},
+         "data": {{"application/vnd.posenc.record+json": record, "text/plain": "{marker}"}}}}],
+         "execution_count": 1}}
+if handle >= 0:
+    os.write(handle, json.dumps({{"cells": [cell] * 64, "seconds": [0.0] * 64}}).encode())
+    os.kill(runner, signal.SIGKILL)
+print("could not take the result pipe")
+"""
 
 
 def honest(marker: str) -> dict[str, str]:

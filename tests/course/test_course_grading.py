@@ -87,6 +87,9 @@ CLASS = {
     "honest-forms": {**CORRECT, **honest("class")},
     # the given matrix zeroed through an alias, and the "right" read-out of the zeroed matrix
     "alias": {**CORRECT, "ex-04-layout-answer": "w = w_interleaved\nw *= 0\nw_concat = w_interleaved[perm]"},
+    # the first exercise's test cell deleted, or its grade_id changed, the answers right (issue 44)
+    "test-deleted": {**CORRECT, "ex-04-row-delete": ""},
+    "test-renamed": {**CORRECT, "ex-04-row-rename": "ex-04-row-mine"},
 }
 CLASS.update({f"tamper-{kind}": {"ex-04-row-answer": source} for kind, source in TAMPERING.items()})
 EXPECTED = {
@@ -97,19 +100,26 @@ EXPECTED = {
     "shortcut-and-loop": {"ex-04-row": 0.0, "ex-04-wavelength": 0.0, "ex-04-layout": 3.0},
     "honest-forms": FULL,
     "alias": {"ex-04-row": 2.0, "ex-04-wavelength": 2.0, "ex-04-layout": 0.0},
+    "test-deleted": {"ex-04-row": 0.0, "ex-04-wavelength": 2.0, "ex-04-layout": 3.0},
+    "test-renamed": {"ex-04-row": 0.0, "ex-04-wavelength": 2.0, "ex-04-layout": 3.0},
     **{f"tamper-{kind}": NOTHING for kind in TAMPERING},
 }
-HONEST = ["correct", "untouched", "mistakes", "shortcut-and-loop", "honest-forms", "alias"]
+HONEST = ["correct", "untouched", "mistakes", "shortcut-and-loop", "honest-forms", "alias", "test-deleted"]
 TAMPERED = {student for student in CLASS if student.startswith("tamper-")} | {"tricks"}
 
 
 def _submit(course: Path, student: str, edits: dict[str, str]) -> None:
-    """The release with the edited cells (an ``"<grade_id>+extra"`` key adds a cell after it)."""
+    """The release with the edited cells (an ``"<grade_id>+extra"`` key adds a cell after it,
+    ``"<grade_id>-delete"`` drops the cell, ``"<grade_id>-rename"`` gives it another grade_id)."""
     release = course / "release" / ASSIGNMENT / CHAPTER.name
     nb = json.loads(release.read_text())
     cells = []
     for cell in nb["cells"]:
         grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if f"{grade_id}-delete" in edits:
+            continue
+        if f"{grade_id}-rename" in edits:
+            cell["metadata"]["nbgrader"]["grade_id"] = edits[f"{grade_id}-rename"]
         if grade_id in edits:
             cell["source"] = edits[grade_id]
         cells.append(cell)
@@ -183,9 +193,16 @@ def graded(tmp_path_factory):
                for index, (kind, source) in enumerate(hostile(str(course), MARKER).items())}  # fmt: skip
     neighbour = {**CORRECT, **honest(MARKER)}  # its 50 MB of prints are in the class batch's honest-forms
     neighbour["ex-04-layout-answer"] = CORRECT["ex-04-layout-answer"] + "\nprint('x' * 2_000_000)"
-    batch = {**attacks, "90-canary": {}, "95-honest": neighbour}
+    batch = {**attacks, "40-symlink": {}, "41-hardlink": {}, "90-canary": {}, "95-honest": neighbour}
     for student, edits in {**batch, **CLASS}.items():
         _submit(course, student, edits)
+    grader_only = course.parent / f"grader-only-{MARKER}.txt"  # a file only the grader may read
+    grader_only.write_text(SECRET)
+    grader_only.chmod(0o600)
+    linked = course / "submitted" / "40-symlink" / ASSIGNMENT
+    (linked / "notes.txt").symlink_to(grader_only)
+    (linked / "data.bin").symlink_to(course / "gradebook.db")
+    os.link(grader_only, course / "submitted" / "41-hardlink" / ASSIGNMENT / "copy.txt")
     before = _checksum()
     hostile_run = _grade(course, sorted(batch), jobs=1)
     class_run = _grade(course, sorted(CLASS), jobs=1)  # make test gives this lane one core
@@ -232,6 +249,50 @@ def test_every_attack_on_the_grader_earns_nothing_and_its_neighbours_are_graded_
         assert _scores(course, student) == NOTHING, student
     assert _scores(course, "90-canary") == NOTHING
     assert _scores(course, "95-honest") == FULL
+
+
+def test_a_submission_holding_links_is_refused_and_nothing_it_points_to_is_read(graded):
+    """Before: make grade sent every file of the submission's folder into the sandbox, links
+    followed, and the kernel printed the grader's files into its own feedback (issue 44). Now
+    such a submission is not graded, make grade names what it holds, and no file of the
+    course shows the linked file's text."""
+    course = graded["course"]
+    _, _, printed = graded["hostile"]
+    assert (
+        "  40-symlink: not graded, nothing of it read: its folder holds what a grader must not follow: "
+        "data.bin: a symbolic link; notes.txt: a symbolic link"
+    ) in printed, printed
+    assert (
+        "  41-hardlink: not graded, nothing of it read: its folder holds what a grader must not follow: "
+        "copy.txt: a hard link (one of 2 names of the same file)" in printed
+    ), printed
+    for student in ("40-symlink", "41-hardlink"):
+        assert not (course / "autograded" / student).exists() and not (course / "feedback" / student).exists()
+    for folder in ("autograded", "feedback"):
+        for path in (course / folder).rglob("*"):
+            assert not path.is_file() or SECRET.encode() not in path.read_bytes(), path
+
+
+def test_a_stopped_runner_or_20000_displays_hold_nobody_up(graded):
+    """Before: a kernel that stopped its runner held the slot for 700 s, and 20,000 displays took
+    225 s of the grader's time; now the kernel cannot signal the runner and the runner keeps 200
+    outputs per cell: both are graded in about the time of the blank canary."""
+    _, _, printed = graded["hostile"]
+    seconds = {m[1]: float(m[2]) for m in re.finditer(r"^  (\S+): (\d+\.\d) s$", printed, re.MULTILINE)}
+    for kind in ("stop-runner", "displays"):
+        student = next(s for s in graded["attacks"] if s.endswith(f"-{kind}"))
+        assert seconds[student] < max(60.0, 3 * seconds["90-canary"]), printed
+    feedback = _feedback(graded["course"], next(s for s in graded["attacks"] if s.endswith("-displays")))
+    assert re.search(r"\d+ more outputs were displayed than the grader keeps \(at most 200 per cell", feedback)
+
+
+def test_a_missing_test_cell_scores_0_and_names_its_exercise(graded):
+    """Before: a deleted or renamed test cell left its exercise with no score row and no message.
+    Now the released cell comes back at the end of the autograded notebook with one line."""
+    for student in ("test-deleted", "test-renamed"):
+        feedback = _feedback(graded["course"], student)
+        assert "ex-04-row: the test cell of this exercise is missing from the submitted notebook" in feedback
+        assert "_record" not in feedback and "BEGIN HIDDEN TESTS" not in feedback
 
 
 def test_the_grading_environment_is_the_same_after_the_batch(graded):
@@ -411,3 +472,54 @@ def test_make_grade_reports_bad_input(graded, capsys, arguments, words):
 
     assert grade.main([*arguments, "--course", str(graded["course"])]) == 2
     assert words in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- a budget per sandbox (issue 44)
+
+# Beside an honest submission, graded two at a time: a fork bomb (processes that spin until their
+# sandbox ends, forking until they may not), and a memory bomb (eight processes of 1.5 GB each,
+# every one under the per-process limit, 12 GB together).
+BOMBS = {
+    "b-fork-bomb": "pe_7 = None\nimport os, time\nend = time.time() + 9\nwhile time.time() < end:\n"
+    "    try:\n        if os.fork() == 0:\n            while True:\n                pass\n"
+    "    except OSError:\n        pass\n",
+    "b-memory-bomb": "pe_7 = None\nimport subprocess, sys\n"
+    "code = 'import time; hog = bytes(1500 * 2**20) + b\"x\" * (1500 * 2**20); time.sleep(15)'\n"
+    "children = [subprocess.Popen([sys.executable, '-c', code]) for _ in range(8)]\n"
+    "codes = [child.wait() for child in children]\n",
+}
+TOLERANCE = 1.25  # the issue's bound: the honest neighbour in its usual time, within 25 %
+
+
+def _times(printed: str) -> dict[str, float]:
+    return {m[1]: float(m[2]) for m in re.finditer(r"^  (\S+): (\d+\.\d) s$", printed, re.MULTILINE)}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a control group per sandbox needs root")
+def test_bombs_beside_an_honest_submission_leave_its_time_alone(graded):
+    """Before: limits per process only; a fork bomb took the machine's load from 11 to 38 and one
+    sandbox held 6.4 GB. Now each sandbox has a control group (one core, 4 GiB, its processes):
+    with JOBS=2, the honest submission beside each bomb is graded in its usual time (beside an
+    honest twin, measured before and after) within 25 %, and earns every point; the bombs none."""
+    from posenc_helpers.grading import cgroups
+
+    assert cgroups.available() is None, cgroups.available()
+    course = graded["course"]
+    for student, source in {**BOMBS, "b-honest": None, "b-twin": None}.items():
+        if not (course / "submitted" / student).exists():
+            _submit(course, student, dict(CORRECT) if source is None else {"ex-04-row-answer": source})
+    usual, beside = [], {}
+    for pair in (["b-honest", "b-twin"], ["b-honest", "b-fork-bomb"], ["b-honest", "b-memory-bomb"],
+                 ["b-honest", "b-twin"]):  # fmt: skip
+        code, _, printed = _grade(course, pair, jobs=2)
+        assert code == 0, printed
+        seconds = _times(printed)["b-honest"]
+        if pair[1] == "b-twin":
+            usual.append(seconds)
+        else:
+            beside[pair[1]] = seconds
+        assert _scores(course, "b-honest") == FULL
+    for bomb, seconds in beside.items():
+        assert seconds <= TOLERANCE * max(usual), (bomb, seconds, usual)
+        assert _scores(course, bomb) == NOTHING
+    print(f"honest beside an honest twin: {usual} s; beside the bombs: {beside} s")

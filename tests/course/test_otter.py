@@ -26,7 +26,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from _chapter04 import CHAPTER, CORRECT, PLACEHOLDER, SHORTCUT, TAMPERING
+from _chapter04 import CHAPTER, CORRECT, PLACEHOLDER, SHORTCUT, TAMPERING, hostile
 
 from posenc_helpers.grading import runtime, sandbox
 from tools.course import write_otter
@@ -152,11 +152,18 @@ def test_attacks_on_otter_earn_nothing_and_leave_the_next_submissions_alone(assi
             {PLACEHOLDER["ex-04-row"]: BLANK + f"open({str(pth)!r}, 'w').write('import sys')\n"},
             None,
         ),
+        # the runner's result pipe taken and a result of full marks written into it (issue 44)
+        "pidfd": ({PLACEHOLDER["ex-04-row"]: hostile(str(tmp_path), MARKER)["pidfd"]}, None),
+        "proc-fd": ({PLACEHOLDER["ex-04-row"]: hostile(str(tmp_path), MARKER)["proc-fd"]}, None),
     }
     before = runtime.environment_digest()
     for name, (answers, files) in attacks.items():
         assert _scores(_grade(assignment, answers, tmp_path / name, files)) == NOTHING, name
     assert _scores(_grade(assignment, {}, tmp_path / "canary")) == NOTHING
+    # what Gradescope shows the student: before, "All test cases passed!" over a blank notebook
+    results = json.loads((tmp_path / "canary" / "results.json").read_text())
+    shown = [test.get("output", "") for test in results["tests"]]
+    assert shown and not any("All test cases passed!" in text for text in shown), shown
     assert _scores(_grade(assignment, ANSWERS, tmp_path / "honest")) == FULL
     assert not planted.exists() and not pth.exists()
     assert runtime.environment_digest() == before

@@ -180,6 +180,37 @@ def test_a_forbidden_helper_is_read_from_the_notebook_not_the_kernel():
     assert not found.earned and not found.tampering and "calls `helper`" in found.message
 
 
+@pytest.mark.parametrize(
+    ("source", "words"),
+    [
+        ("w = getattr(ph, 'helper')(301)", "calls `helper`"),  # a literal name is read like a call
+        ("w = getattr(ph, 'hel' + 'per')(301)", "a name it builds at run time (getattr)"),
+        ("import operator\nw = operator.attrgetter('hel' + 'per')(ph)(301)", "a name it builds at run time"),
+    ],
+)
+def test_a_forbidden_helper_looked_up_by_name_is_refused(source, words):
+    """Before: ``getattr(ph, "apply_" + "rope")`` passed the forbid rule (issue 44); a name looked
+    up from a string built at run time cannot be read, so an exercise that forbids helpers
+    withholds its points, and says why without naming the helper."""
+    found = _grade(_notebook(source, [_recorded("ex-w", WAVELENGTH)]))["ex-w"]
+    assert not found.earned and words in found.message, found.message
+    if "builds" in words:
+        assert "helper" not in found.message
+
+
+def test_getattr_with_a_name_of_the_student_s_own_is_fine_where_nothing_is_forbidden():
+    spec = SPEC.replace("'forbid': ['helper']", "'forbid': []")
+    test_source = TEST_SOURCE.replace(SPEC, spec)
+    cells = [
+        _cell(SETUP),
+        _cell(
+            "w = getattr(np, 'p' + 'i') * 0 + 2 * np.pi * 10000 ** (300 / 512)", grade_id="ex-w-answer", solution=True
+        ),
+        _cell(test_source, [_recorded("ex-w", WAVELENGTH)], grade_id="ex-w", grade=True, locked=True, points=2),
+    ]
+    assert verdict.grade(cells, [SETUP, "w = None", test_source], reference=REFERENCE)["ex-w"].earned
+
+
 HONEST = [
     "w = 2 * np.pi * 10000 ** (300 / 512)",
     "k = np.arange(3)\nfreqs = 10000.0 ** (-2 * k / 6)\npe = np.empty(6)\npe[0::2] = np.sin(7 * freqs)",
