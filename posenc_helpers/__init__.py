@@ -69,8 +69,12 @@ from .metrics import linear_shift_fit, min_pairwise_distance
 from .mla import mla_scores
 from .offset_head import offset_head_closed_form, offset_head_profile, offset_head_weights, offset_score
 from .packing import (
+    flash_path_attention_mask,
+    flash_path_document_ids,
     flash_varlen_cu_seqlens,
     flash_varlen_is_packed,
+    mask_path_attention_mask,
+    mask_path_document_ids,
     packed_attention_mask,
     packed_position_ids,
     varlen_attention_mask,
@@ -130,6 +134,10 @@ __all__ = [
     "flash_varlen_is_packed",
     "flash_varlen_cu_seqlens",
     "varlen_attention_mask",
+    "mask_path_document_ids",
+    "mask_path_attention_mask",
+    "flash_path_document_ids",
+    "flash_path_attention_mask",
     "llama4_attention_scale",
     "logn_attention_scale",
     "men_criterion",

@@ -2,15 +2,38 @@
 
 Training and serving stacks pack short documents into one row to avoid padding.
 A token may then attend only to earlier tokens of the same document. Where that
-boundary comes from depends on the attention path:
+boundary comes from depends on who builds the attention mask, and there are
+three cases:
 
-- an explicit mask (:func:`packed_attention_mask`, a 4-D mask in Hugging Face's
-  eager and SDPA paths) carries the boundaries itself; restarting the position
-  ids (:func:`packed_position_ids`) changes nothing for RoPE there;
-- Hugging Face's FlashAttention path with a batch of one and no mask derives the
-  boundaries *from* the position ids, at every restart to 0
+- a stack that builds its own mask: a block-diagonal causal mask
+  (:func:`packed_attention_mask`) carries the boundaries itself, and a plain
+  causal mask carries none, so the documents see each other; the position ids
+  (:func:`packed_position_ids`) are not read for the mask at all;
+- Hugging Face's mask-building paths (``sdpa``, ``eager``, ``flex_attention``)
+  with no attention mask passed and no cache: ``create_causal_mask`` reads the
+  boundaries *from* the position ids, a new document wherever an id does not
+  step by exactly +1 from the one before, in every row of any batch
+  (:func:`mask_path_document_ids`, :func:`mask_path_attention_mask`);
+- Hugging Face's FlashAttention path with no attention mask: only a batch of one
+  row is read as packed, a document starting at every id equal to the row's
+  smallest id (0 for ``DataCollatorWithFlattening``'s default ids)
   (:func:`flash_varlen_is_packed`, :func:`flash_varlen_cu_seqlens`,
-  :func:`varlen_attention_mask`): there the restart *is* the mask.
+  :func:`flash_path_document_ids`, :func:`flash_path_attention_mask`).
+
+The two transformers rules agree on ids that restart at 0 and disagree on ids
+that jump (``[0, 1, 2, 10, 11]``: two documents on the mask paths, one on the
+FlashAttention path) and on a row that starts inside a document
+(``[5, 6, 7, 0, 1]``: the FlashAttention path's first segment starts at index
+3, so no segment covers the first three tokens).
+
+Sources read (Hugging Face transformers, https://github.com/huggingface/transformers):
+``src/transformers/masking_utils.py`` at commit
+``00c4411cbe15d4c56d54d3b56d4d171e9c289dac`` and in release v5.24.0
+(``find_packed_sequence_indices``, ``_preprocess_mask_arguments``,
+``create_causal_mask``, ``packed_sequence_mask_function``, ``and_masks``), and
+``src/transformers/modeling_flash_attention_utils.py`` in release v5.24.0
+(``_flash_attention_forward``, ``_is_packed_sequence``,
+``prepare_fa_kwargs_from_position_ids``).
 """
 
 from __future__ import annotations
@@ -22,8 +45,12 @@ import numpy as np
 from ._validation import as_integer_array, require_count, require_lengths
 
 __all__ = [
+    "flash_path_attention_mask",
+    "flash_path_document_ids",
     "flash_varlen_cu_seqlens",
     "flash_varlen_is_packed",
+    "mask_path_attention_mask",
+    "mask_path_document_ids",
     "packed_attention_mask",
     "packed_position_ids",
     "varlen_attention_mask",
@@ -143,8 +170,9 @@ def flash_varlen_is_packed(position_ids: Any, batch_size: Any) -> bool:
 
     References
     ----------
-    .. [1] Hugging Face, transformers, ``src/transformers/modeling_flash_attention_utils.py``
-       (``_is_packed_sequence``); transformers pull request #44911 and issue #44643
+    .. [1] Hugging Face, transformers, ``src/transformers/modeling_flash_attention_utils.py``,
+       release v5.24.0 (``_is_packed_sequence``, which also returns False for one id,
+       a decoding step); transformers pull request #44911 and issue #44643
        (Qwen3.5's 3-D M-RoPE ids taken for packed documents).
 
     Examples
@@ -166,10 +194,15 @@ def flash_varlen_cu_seqlens(position_ids: Any) -> np.ndarray:
     """The cumulative sequence lengths Hugging Face derives from ``position_ids`` for FlashAttention.
 
     transformers' ``prepare_fa_kwargs_from_position_ids`` (called by
-    ``_prepare_from_posids``) flattens the ids, takes the index of every 0 as the
-    start of a sequence, and appends the number of ids: ``cu_seqlens``, whose
-    consecutive differences are the documents' lengths. ``flash_attn_varlen_func``
-    then attends causally inside each ``[cu[j], cu[j + 1])`` only.
+    ``_prepare_from_posids``) flattens the ids, takes the index of every id equal
+    to their smallest id as the start of a sequence, and appends the number of
+    ids: ``cu_seqlens``, whose consecutive differences are the documents'
+    lengths. ``flash_attn_varlen_func`` then attends causally inside each
+    ``[cu[j], cu[j + 1])`` only. Before transformers pull request #47525 (July
+    2026) the starts were the ids equal to 0; the two agree on every row that
+    holds a 0, as ``DataCollatorWithFlattening``'s default ids do. Nothing makes
+    the first entry 0: a row that starts inside a document (``[5, 6, 7, 0, 1]``)
+    gives ``[3, 5]``, and no segment covers its first three tokens.
 
     Parameters
     ----------
@@ -179,7 +212,8 @@ def flash_varlen_cu_seqlens(position_ids: Any) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        int64, the indices of the zeros of the flattened ids followed by their count.
+        int64, the indices of the flattened ids equal to their smallest id,
+        followed by their count.
 
     Raises
     ------
@@ -190,18 +224,21 @@ def flash_varlen_cu_seqlens(position_ids: Any) -> np.ndarray:
 
     References
     ----------
-    .. [1] Hugging Face, transformers, ``src/transformers/modeling_flash_attention_utils.py``
-       (``prepare_fa_kwargs_from_position_ids``, ``_prepare_from_posids``).
+    .. [1] Hugging Face, transformers, ``src/transformers/modeling_flash_attention_utils.py``,
+       release v5.24.0 (``prepare_fa_kwargs_from_position_ids``, ``_prepare_from_posids``);
+       pull request #47525 (starts at the smallest id instead of 0).
 
     Examples
     --------
     >>> flash_varlen_cu_seqlens([[0, 1, 2, 0, 1, 0, 1, 2, 3]]).tolist()
     [0, 3, 5, 9]
+    >>> flash_varlen_cu_seqlens([[5, 6, 7, 0, 1]]).tolist()        # a row that starts mid-document
+    [3, 5]
     >>> flash_varlen_cu_seqlens([[[0, 1, 2]], [[0, 1, 2]], [[0, 1, 2]]]).tolist()   # 9 ids for 3 tokens
     [0, 3, 6, 9]
     """
     flat = _as_position_ids(position_ids, min_ndim=0).reshape(-1)
-    return np.concatenate([np.flatnonzero(flat == 0), [flat.size]]).astype(np.int64)
+    return np.concatenate([np.flatnonzero(flat == flat.min()), [flat.size]]).astype(np.int64)
 
 
 def varlen_attention_mask(cu_seqlens: Any) -> np.ndarray:
@@ -243,3 +280,247 @@ def varlen_attention_mask(cu_seqlens: Any) -> np.ndarray:
     if np.any(np.diff(cu) <= 0):
         raise ValueError("cu_seqlens must be strictly increasing (every segment at least one token long)")
     return packed_attention_mask(np.diff(cu).tolist())
+
+
+def _as_rows(position_ids: Any) -> np.ndarray:
+    """``position_ids`` as int64 rows ``(batch, n)``: one row (1-D) or a batch of rows (2-D), none empty."""
+    ids = as_integer_array(position_ids, "position_ids")
+    if ids.ndim not in (1, 2):
+        raise ValueError(
+            f"position_ids must be one row (1-D) or a batch of rows (batch, sequence), got shape {ids.shape}"
+        )
+    if ids.size == 0:
+        raise ValueError("position_ids must hold at least one position, got an empty array")
+    return ids.reshape(-1, ids.shape[-1])
+
+
+def _causal_within_documents(documents: np.ndarray) -> np.ndarray:
+    """Boolean ``(batch, n, n)``: key ``j <= i`` in query ``i``'s document; a token of document -1 sees nothing."""
+    n = documents.shape[-1]
+    same = documents[:, :, None] == documents[:, None, :]
+    return np.tri(n, dtype=bool) & same & (documents[:, :, None] >= 0)
+
+
+def mask_path_document_ids(position_ids: Any) -> np.ndarray:
+    """The document of every token as Hugging Face's mask-building paths read it from ``position_ids``.
+
+    transformers' ``find_packed_sequence_indices`` prepends ``ids[0] - 1`` to each
+    row, takes the differences and counts, from the left, the steps that are not
+    exactly +1:
+
+    .. math:: \\mathrm{doc}_i = \\#\\{\\, 1 \\le j \\le i : t_j - t_{j-1} \\ne 1 \\,\\}
+
+    so the first token is in document 0 whatever its id, and a document starts
+    wherever an id restarts, repeats or jumps. ``create_causal_mask`` ANDs
+    "same document" into the causal mask (:func:`mask_path_attention_mask`), in
+    every row of any batch. transformers returns ``None`` when every row is one
+    document, which means the same as all zeros.
+
+    Parameters
+    ----------
+    position_ids : array_like of int
+        One row, shape ``(n,)``, or a batch of rows, shape ``(batch, n)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64, the shape of ``position_ids``: documents numbered 0, 1, ... in each row.
+
+    Raises
+    ------
+    TypeError
+        If ``position_ids`` does not hold integers.
+    ValueError
+        If ``position_ids`` is not 1-D or 2-D, or is empty.
+
+    See Also
+    --------
+    flash_path_document_ids : the FlashAttention path's reading of the same ids.
+
+    References
+    ----------
+    .. [1] Hugging Face, transformers, ``src/transformers/masking_utils.py`` at commit
+       00c4411cbe15d4c56d54d3b56d4d171e9c289dac and in release v5.24.0
+       (``find_packed_sequence_indices``, ``_preprocess_mask_arguments``).
+
+    Examples
+    --------
+    >>> mask_path_document_ids([0, 1, 2, 0, 1]).tolist()
+    [0, 0, 0, 1, 1]
+    >>> mask_path_document_ids([0, 1, 2, 10, 11]).tolist()     # a jump starts a document
+    [0, 0, 0, 1, 1]
+    >>> mask_path_document_ids([[5, 6, 7, 0, 1], [0, 1, 2, 3, 4]]).tolist()
+    [[0, 0, 0, 1, 1], [0, 0, 0, 0, 0]]
+    """
+    rows = _as_rows(position_ids)
+    steps = np.diff(rows, axis=-1, prepend=rows[:, :1] - 1)
+    documents = np.cumsum(steps != 1, axis=-1).astype(np.int64)
+    return documents.reshape(np.shape(position_ids))
+
+
+def mask_path_attention_mask(
+    position_ids: Any, *, attention_mask_passed: bool = False, cache_passed: bool = False
+) -> np.ndarray:
+    """The causal mask Hugging Face's ``sdpa``, ``eager`` and ``flex_attention`` paths build for packed rows.
+
+    ``create_causal_mask`` reads packed documents from the position ids
+    (:func:`mask_path_document_ids`) only when the model passes it
+    ``position_ids``, no 2-D ``attention_mask`` and no cache
+    (``_preprocess_mask_arguments``); then token ``i`` sees token ``j`` when
+    ``j <= i`` and both are in the same document (``and_masks`` of the causal
+    mask and ``packed_sequence_mask_function``). With a mask or a cache passed
+    the ids are not read and, without padding, the mask is plain causal. A model
+    called with ``use_cache`` left at its config's ``True`` creates a
+    ``DynamicCache`` before the mask, and so gets the plain causal mask;
+    ``Trainer`` sets ``config.use_cache`` from ``TrainingArguments.use_cache``,
+    ``False`` by default. The FlashAttention paths ignore this mask (see
+    :func:`flash_path_attention_mask`).
+
+    Parameters
+    ----------
+    position_ids : array_like of int
+        One row, shape ``(n,)``, or a batch of rows, shape ``(batch, n)``.
+    attention_mask_passed : bool, optional
+        Whether the model was given a 2-D attention mask (here without padding).
+    cache_passed : bool, optional
+        Whether a cache object reaches ``create_causal_mask``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Boolean, ``(n, n)`` for one row or ``(batch, n, n)``; True where
+        attention is allowed (query row, key column).
+
+    Raises
+    ------
+    TypeError
+        If ``position_ids`` does not hold integers, or a flag is not a bool.
+    ValueError
+        If ``position_ids`` is not 1-D or 2-D, or is empty.
+
+    References
+    ----------
+    .. [1] Hugging Face, transformers, ``src/transformers/masking_utils.py`` at commit
+       00c4411cbe15d4c56d54d3b56d4d171e9c289dac and in release v5.24.0
+       (``_preprocess_mask_arguments``, ``create_causal_mask``,
+       ``packed_sequence_mask_function``, ``and_masks``); release v5.24.0,
+       ``utils/generic.py`` (``merge_with_config_defaults``) and ``trainer.py``.
+
+    Examples
+    --------
+    >>> mask_path_attention_mask([0, 1, 5]).astype(int).tolist()
+    [[1, 0, 0], [1, 1, 0], [0, 0, 1]]
+    >>> mask_path_attention_mask([0, 1, 5], cache_passed=True).astype(int).tolist()
+    [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+    """
+    for name, flag in (("attention_mask_passed", attention_mask_passed), ("cache_passed", cache_passed)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
+    rows = _as_rows(position_ids)
+    documents = mask_path_document_ids(rows)
+    if attention_mask_passed or cache_passed:
+        documents = np.zeros_like(documents)
+    mask = _causal_within_documents(documents)
+    return mask[0] if np.ndim(position_ids) == 1 else mask
+
+
+def flash_path_document_ids(position_ids: Any) -> np.ndarray:
+    """The document of every token as Hugging Face's FlashAttention path reads it from ``position_ids``.
+
+    With no attention mask and no ``cu_seq_lens`` passed, ``_flash_attention_forward``
+    asks :func:`flash_varlen_is_packed`: only a batch of one row whose ids are
+    not one run ``m, m + 1, ...`` is packed. Its documents are then the segments
+    ``[cu[j], cu[j + 1])`` of :func:`flash_varlen_cu_seqlens`: a document starts
+    at every id equal to the row's smallest id, so a jump (``2, 10``) starts
+    none, and tokens before the first start belong to no segment (marked -1):
+    ``flash_attn_varlen_func`` computes no output for them. Every other batch is
+    one causal sequence per row (document 0).
+
+    Parameters
+    ----------
+    position_ids : array_like of int
+        One row, shape ``(n,)`` (a batch of one), or a batch of rows, shape ``(batch, n)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64, the shape of ``position_ids``: documents 0, 1, ... per row, -1
+        for a token no segment covers.
+
+    Raises
+    ------
+    TypeError
+        If ``position_ids`` does not hold integers.
+    ValueError
+        If ``position_ids`` is not 1-D or 2-D, or is empty.
+
+    See Also
+    --------
+    mask_path_document_ids : the mask-building paths' reading of the same ids.
+
+    References
+    ----------
+    .. [1] Hugging Face, transformers, ``src/transformers/modeling_flash_attention_utils.py``,
+       release v5.24.0 (``_flash_attention_forward``, ``_is_packed_sequence``,
+       ``prepare_fa_kwargs_from_position_ids``).
+
+    Examples
+    --------
+    >>> flash_path_document_ids([0, 1, 2, 0, 1]).tolist()
+    [0, 0, 0, 1, 1]
+    >>> flash_path_document_ids([0, 1, 2, 10, 11]).tolist()    # no second 0: one document
+    [0, 0, 0, 0, 0]
+    >>> flash_path_document_ids([5, 6, 7, 0, 1]).tolist()      # cu_seqlens [3, 5]
+    [-1, -1, -1, 0, 0]
+    >>> flash_path_document_ids([[0, 1, 0], [0, 1, 0]]).tolist()   # a batch of two: never packed
+    [[0, 0, 0], [0, 0, 0]]
+    """
+    rows = _as_rows(position_ids)
+    documents = np.zeros(rows.shape, dtype=np.int64)
+    if flash_varlen_is_packed(rows, batch_size=rows.shape[0]):
+        cu = flash_varlen_cu_seqlens(rows)
+        documents[0] = np.searchsorted(cu, np.arange(rows.shape[1]), side="right") - 1
+    return documents.reshape(np.shape(position_ids))
+
+
+def flash_path_attention_mask(position_ids: Any) -> np.ndarray:
+    """The mask Hugging Face's FlashAttention path applies, with no attention mask, to ``position_ids``.
+
+    Token ``i`` sees token ``j`` when ``j <= i`` and both are in the same
+    document of :func:`flash_path_document_ids`; a token no segment covers sees
+    nothing (its row is all False). For a packed row whose ids start at its
+    smallest id this is :func:`varlen_attention_mask` of its ``cu_seqlens``.
+
+    Parameters
+    ----------
+    position_ids : array_like of int
+        One row, shape ``(n,)`` (a batch of one), or a batch of rows, shape ``(batch, n)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Boolean, ``(n, n)`` for one row or ``(batch, n, n)``; True where
+        attention is allowed (query row, key column).
+
+    Raises
+    ------
+    TypeError
+        If ``position_ids`` does not hold integers.
+    ValueError
+        If ``position_ids`` is not 1-D or 2-D, or is empty.
+
+    References
+    ----------
+    .. [1] Hugging Face, transformers, ``src/transformers/modeling_flash_attention_utils.py``,
+       release v5.24.0 (``_flash_attention_forward``).
+
+    Examples
+    --------
+    >>> flash_path_attention_mask([0, 1, 0]).astype(int).tolist()
+    [[1, 0, 0], [1, 1, 0], [0, 0, 1]]
+    >>> flash_path_attention_mask([4, 0, 1]).astype(int).tolist()   # token 0 is in no segment
+    [[0, 0, 0], [0, 1, 0], [0, 1, 1]]
+    """
+    rows = _as_rows(position_ids)
+    mask = _causal_within_documents(flash_path_document_ids(rows))
+    return mask[0] if np.ndim(position_ids) == 1 else mask
