@@ -37,7 +37,10 @@ from .submission import refused_entries
 from .values import RECORD_MIME
 from .verdict import TAMPERING, exercise_cells, grade, source_digest
 
-__all__ = ["BeforeExecution", "SandboxedExecute", "GradeFromRecords", "UNSAFE_VARIABLE", "TAMPERING_LINE"]
+__all__ = [
+    "BeforeExecution", "SandboxedExecute", "GradeFromRecords", "ForgetUnknownCells", "UNSAFE_VARIABLE",
+    "TAMPERING_LINE",
+]  # fmt: skip
 
 _KEY = "posenc_grading"
 #: The environment variable that lets the course grade without a sandbox (``make grade UNSAFE=1``).
@@ -68,6 +71,23 @@ def released_with_tests(release: list[dict[str, Any]], source: list[dict[str, An
         match = locked.get(_grade_id(cell)) if _grade_id(cell) else None
         out.append({**cell, "source": _source(match)} if match is not None else dict(cell))
     return out
+
+
+class ForgetUnknownCells(NbGraderPreprocessor):
+    """In nbgrader's sanitizing steps, after ``OverwriteCells``: a cell whose ``grade_id`` the
+    gradebook does not know (a student edited it) has lost that id there but kept its grade,
+    solution and lock flags, and nbgrader's ``CheckCellMetadata`` would then fail the whole
+    submission. Such a cell becomes an ordinary cell; the exercise it claimed to be is put back
+    by :class:`GradeFromRecords`, scored 0 with a line that says why."""
+
+    def preprocess(self, nb: Any, resources: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        for cell in nb.cells:
+            meta = cell.get("metadata", {}).get("nbgrader")
+            if meta is not None and not meta.get("grade_id"):
+                del cell.metadata["nbgrader"]
+                self.log.warning("%s: a cell whose grade_id the gradebook does not know is graded as an ordinary cell",
+                                 resources.get("nbgrader", {}).get("student"))  # fmt: skip
+        return nb, resources
 
 
 class BeforeExecution(NbGraderPreprocessor):
