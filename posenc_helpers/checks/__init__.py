@@ -27,7 +27,7 @@ from .ch09_long_context import check_first_interpolated_collision, check_rescale
 from .ch10_comparison import check_alibi_weight_factor, check_offset_keys
 from .ch11_train_short_test_long import check_length_jumps, check_unseen_pairs
 from .ch12_positions_in_todays_models import check_axial_query, check_llama3_frequencies, check_position_ids
-from .ch13_positions_in_2026 import check_layer_bases, check_proportional_frequencies, check_varlen_boundaries
+from .ch13_positions_in_2026 import check_layer_bases, check_packed_documents, check_proportional_frequencies
 from .ch14_positional_bugs_museum import check_conforming_alibi, check_conforming_rope
 
 __all__ = [
@@ -63,7 +63,7 @@ __all__ = [
     "check_axial_query",
     "check_proportional_frequencies",
     "check_layer_bases",
-    "check_varlen_boundaries",
+    "check_packed_documents",
     "check_conforming_rope",
     "check_conforming_alibi",
 ]

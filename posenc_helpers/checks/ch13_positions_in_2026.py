@@ -1,5 +1,5 @@
 """Checks for chapter 13: proportional p-RoPE frequencies, the RoPE base of every layer of a 2026 config, and the
-document boundaries FlashAttention's path reads from a packed row's position ids."""
+documents Hugging Face's mask-building attention paths read from a packed row's position ids."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import numpy as np
 
 from .._validation import as_integer_array, describe_value, require_even_width, require_positive_real
 from ..long_context import scaled_rope_frequencies
-from ..packing import flash_varlen_cu_seqlens
+from ..packing import mask_path_document_ids
 from ..rope import rope_frequencies
 from ._compare import as_answer_array, call_student_function, compare_arrays
 from ._core import CheckFailed, CheckResult, is_placeholder, not_attempted, passed
 
-__all__ = ["check_proportional_frequencies", "check_layer_bases", "check_varlen_boundaries"]
+__all__ = ["check_proportional_frequencies", "check_layer_bases", "check_packed_documents"]
 
 
 def _proportional_mistakes(
@@ -272,52 +272,67 @@ def check_layer_bases(answer: Any, *, config: Any) -> CheckResult:
     )
 
 
-# --------------------------------------------------------------------------- packed rows on the FlashAttention path
-# The rows the check runs the student's function on besides the exercise's own: one document whose ids
-# run on, documents of one token each, and a last document of one token.
-_VARLEN_ROWS = (
+# --------------------------------------------------------------------------- packed rows on the mask-building paths
+# The rows the check runs the student's function on besides the exercise's own: ids that jump up, a row that starts
+# inside a document, ids that run on, and documents of one token each.
+_PACKED_ROWS = (
+    ("a row whose ids jump up", np.array([0, 1, 2, 10, 11, 12])),
+    ("a row that starts inside a document", np.array([5, 6, 7, 0, 1, 2])),
     ("a row whose ids run on from 0 (one document)", np.arange(7)),
     ("a row of four one-token documents", np.zeros(4, dtype=np.int64)),
-    ("a row whose last document has one token", np.array([0, 1, 2, 0])),
 )
 
 
-def _varlen_reference(ids: np.ndarray) -> np.ndarray:
-    return flash_varlen_cu_seqlens(ids).astype(float)
+def _starts_to_documents(starts: np.ndarray) -> np.ndarray:
+    """Document numbers from a start flag per token, the first token in document 0."""
+    starts = starts.copy()
+    starts[0] = False
+    return np.cumsum(starts).astype(float)
 
 
-def _varlen_mistakes(ids: np.ndarray) -> list[tuple[np.ndarray, str]]:
+def _packed_mistakes(ids: np.ndarray) -> list[tuple[np.ndarray, str]]:
     """The arrays that named mistakes give for one row (those equal to the answer dropped)."""
-    expected = _varlen_reference(ids)
-    falls = np.append(np.concatenate([[0], np.flatnonzero(np.diff(ids) < 0) + 1]), ids.size).astype(float)
+    expected = mask_path_document_ids(ids).astype(float)
+    steps = np.diff(ids, prepend=ids[0] - 1)
+    flash_rule = (
+        "you numbered the documents by the zeros, as the FlashAttention path reads a row. The mask-building paths "
+        "put the first token in document 0 whatever its id, and start a new document wherever an id does not step "
+        "by exactly +1 from the one before, so a jump up starts one too."
+    )
+    falls = (
+        "you started a document only where the ids fall back (to 0, say), close to the FlashAttention path's "
+        "rule. The mask-building paths start one wherever an id does not step by exactly +1 from the one before, "
+        "so a jump up starts one too."
+    )
     mistakes = [
-        (np.diff(expected), "these are the documents' lengths; cu_seqlens accumulates them, from 0 to the row's end."),
-        (
-            expected[:-1],
-            "the last entry is missing: after the starts comes the number of ids, where the last document ends.",
-        ),
-        (expected[1:], "the first entry is missing: the first document starts at index 0."),
-        (
-            falls,
-            "a document starts at every id equal to 0, also where the ids do not decrease (two one-token "
-            "documents in a row).",
-        ),
+        (np.cumsum(ids == 0).astype(float) - 1.0, flash_rule),
+        (np.maximum(np.cumsum(ids == 0) - 1, 0).astype(float), flash_rule),
+        (_starts_to_documents(ids == 0), falls),
+        (_starts_to_documents(ids == ids.min()), falls),
+        (_starts_to_documents(steps < 0), falls),
+        (_starts_to_documents(steps <= 0), falls),
+        (expected + 1.0, "documents are numbered from 0: the row's first token is in document 0."),
     ]
+    flags = "these flag where documents start; the answer numbers the documents, a running count of the starts."
+    first_flagged = steps != 1
+    first_flagged[0] = True
+    mistakes += [((steps != 1).astype(float), flags), (first_flagged.astype(float), flags)]
     return [(m, h) for m, h in mistakes if m.shape != expected.shape or not np.array_equal(m, expected)]
 
 
-def check_varlen_boundaries(answer: Any, *, position_ids: Any) -> CheckResult:
-    """Check a function that reads the document boundaries of a packed row as FlashAttention's path does.
+def check_packed_documents(answer: Any, *, position_ids: Any) -> CheckResult:
+    """Check a function that reads packed documents from position ids as transformers' mask-building paths do.
 
     The answer is a function of one argument, the position ids of one packed
-    row (a 1-D integer array), returning the cumulative sequence lengths
-    ``cu_seqlens`` that Hugging Face's FlashAttention path derives from them:
-    the index of every id equal to 0, in order, then the number of ids. The
-    check runs it on ``position_ids`` and on three rows of its own (ids that
-    run on, one-token documents, a last document of one token). Hints name the
-    usual slips: the documents' lengths instead of their cumulative sums, the
-    final entry or the first one left out, and documents started where the ids
-    decrease rather than at every 0.
+    row (a 1-D integer array), returning one integer per token: the number of
+    the document it belongs to as Hugging Face's ``sdpa``, ``eager`` and
+    ``flex_attention`` paths read it when no attention mask and no cache are
+    passed (``find_packed_sequence_indices``). The check runs it on
+    ``position_ids`` and on four rows of its own (ids that jump up, a row that
+    starts inside a document, ids that run on, one-token documents). Hints name
+    the usual slips: the FlashAttention path's rule (documents start at the
+    zeros) used instead, documents started only where the ids fall, documents
+    numbered from 1, and start flags instead of document numbers.
 
     Parameters
     ----------
@@ -334,7 +349,7 @@ def check_varlen_boundaries(answer: Any, *, position_ids: Any) -> CheckResult:
     Raises
     ------
     CheckFailed
-        If the answer is not a function or returns wrong boundaries for a row;
+        If the answer is not a function or returns wrong documents for a row;
         the message names the row and the recognised mistake, never the
         expected values.
     TypeError, ValueError
@@ -342,21 +357,22 @@ def check_varlen_boundaries(answer: Any, *, position_ids: Any) -> CheckResult:
 
     References
     ----------
-    .. [1] Hugging Face, transformers, ``src/transformers/modeling_flash_attention_utils.py``
-       (``prepare_fa_kwargs_from_position_ids``, ``_prepare_from_posids``).
+    .. [1] Hugging Face, transformers, ``src/transformers/masking_utils.py`` at commit
+       00c4411cbe15d4c56d54d3b56d4d171e9c289dac and in release v5.24.0
+       (``find_packed_sequence_indices``, ``_preprocess_mask_arguments``).
 
     Examples
     --------
-    >>> check_varlen_boundaries(None, position_ids=[0, 1, 0, 1, 2])
+    >>> check_packed_documents(None, position_ids=[0, 1, 0, 1, 2])
     Not attempted yet.
     Replace the placeholder with your function of one row of position ids, then run the cell again.
-    >>> import numpy as np
-    >>> check_varlen_boundaries(lambda ids: np.diff(np.append(np.flatnonzero(np.asarray(ids) == 0), len(ids))),
-    ...                         position_ids=[0, 1, 0, 1, 2])
+    >>> check_packed_documents(lambda ids: [0] * len(ids), position_ids=[0, 1, 2, 7, 8])
     Traceback (most recent call last):
         ...
-    posenc_helpers.checks.CheckFailed: your function's result for the exercise's row is not yet its cumulative
-    sequence lengths. Hint: these are the documents' lengths; cu_seqlens accumulates them, from 0 to the row's end.
+    posenc_helpers.checks.CheckFailed: your function's result for the exercise's row is not yet the document of
+    every token. Hint: you numbered the documents by the zeros, as the FlashAttention path reads a row. The
+    mask-building paths put the first token in document 0 whatever its id, and start a new document wherever an
+    id does not step by exactly +1 from the one before, so a jump up starts one too.
     """
     ids = as_integer_array(position_ids, "position_ids")
     if ids.ndim != 1 or ids.size == 0:
@@ -367,30 +383,31 @@ def check_varlen_boundaries(answer: Any, *, position_ids: Any) -> CheckResult:
         return not_attempted("your function of one row of position ids")
     if not callable(answer):
         raise CheckFailed(f"the answer should be a function of one row of position ids; got {type(answer).__name__}.")
-    for label, row in (("the exercise's row", ids), *_VARLEN_ROWS):
+    for label, row in (("the exercise's row", ids), *_PACKED_ROWS):
         result = call_student_function(answer, row.copy(), call=f"your function on {label}")
         name = f"your function's result for {label}"
-        expected = _varlen_reference(row)
+        expected = mask_path_document_ids(row).astype(float)
         array = as_answer_array(result, name)
-        for mistake, hint in _varlen_mistakes(row):
+        for mistake, hint in _packed_mistakes(row):
             if mistake.shape == array.shape and np.array_equal(array, mistake):
-                raise CheckFailed(f"{name} is not yet its cumulative sequence lengths. Hint: {hint}")
+                raise CheckFailed(f"{name} is not yet the document of every token. Hint: {hint}")
         if array.shape != expected.shape:
             raise CheckFailed(
-                f"{name} has the wrong shape {array.shape}: it should be one-dimensional, one entry per document "
-                "start and one more for the end of the row."
+                f"{name} has the wrong shape {array.shape}: it should be one-dimensional, one document number per "
+                "token of the row."
             )
         compare_arrays(
             array,
             expected,
             name=name,
-            description="its cumulative sequence lengths",
-            axes=("entry",),
+            description="the document of every token",
+            axes=("token",),
             atol=0.0,
             rtol=0.0,
             given=result,
         )
     return passed(
-        "a document starts at every 0 and the row's length closes the list, for the exercise's row and three others.",
-        check="check_varlen_boundaries",
+        "a document starts wherever an id does not step by +1, for the exercise's row and four others "
+        "(ids that jump, a row that starts inside a document, ids that run on, one-token documents).",
+        check="check_packed_documents",
     )

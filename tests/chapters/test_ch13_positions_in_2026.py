@@ -13,8 +13,8 @@ import pytest
 from posenc_helpers.checks import (
     CheckFailed,
     check_layer_bases,
+    check_packed_documents,
     check_proportional_frequencies,
-    check_varlen_boundaries,
 )
 from posenc_helpers.plotting import plot_rotating_pairs
 from posenc_helpers.widgets import RotaryFractionExplorer
@@ -92,46 +92,69 @@ def test_layer_bases_check_names_the_default_of_code_that_reads_the_old_field():
 
 
 # a packed row: documents of 4, 2, 3 and 1 tokens; zeros at 0, 4, 6, 9 and 10 ids in all
-ROW = [0, 1, 2, 3, 0, 1, 0, 1, 2, 0]
-ROW_CU = [0, 4, 6, 9, 10]
+# A packed row: two tokens of a document cut from the previous row, a restart, a jump from 1 to 7.
+ROW = [3, 4, 0, 1, 2, 0, 1, 7, 8]
+# steps (the first against 3 - 1 = 2): +1 +1 -4 +1 +1 -2 +1 +6 +1 -> starts at 2, 5, 7
+ROW_DOCUMENTS = [0, 0, 1, 1, 1, 2, 2, 3, 3]
 
 
-def zeros_then_length(start=0):
-    """cu_seqlens by hand: the index of every id equal to ``start``, then the number of ids (start 0 is right)."""
-    return lambda ids: [i for i, p in enumerate(ids) if p == start] + [len(ids)]
+def documents_by_hand(step=1):
+    """A new document wherever an id does not follow the one before by ``step`` (1 is right)."""
+
+    def documents(ids):
+        out, current = [0], 0
+        for before, after in zip(ids[:-1], ids[1:], strict=True):
+            current += after - before != step
+            out.append(current)
+        return out
+
+    return documents
 
 
-def test_varlen_check_accepts_the_boundaries_and_names_the_usual_slips():
-    assert zeros_then_length()(ROW) == ROW_CU
-    assert check_varlen_boundaries(zeros_then_length(), position_ids=ROW)
-    assert not check_varlen_boundaries(None, position_ids=ROW)
-    with pytest.raises(CheckFailed, match="documents' lengths"):
-        check_varlen_boundaries(lambda ids: [4, 2, 3, 1] if len(ids) == 10 else [len(ids)], position_ids=ROW)
-    with pytest.raises(CheckFailed, match="last entry is missing"):
-        check_varlen_boundaries(lambda ids: zeros_then_length()(ids)[:-1], position_ids=ROW)
-    with pytest.raises(CheckFailed, match="first entry is missing"):
-        check_varlen_boundaries(lambda ids: zeros_then_length()(ids)[1:], position_ids=ROW)
-    # starts where the ids fall: right on the exercise's row, wrong on one-token documents [0, 0, 0, 0]
-    falls = lambda ids: [0] + [i for i in range(1, len(ids)) if ids[i] < ids[i - 1]] + [len(ids)]  # noqa: E731
-    assert falls(ROW) == ROW_CU
-    with pytest.raises(CheckFailed, match="one-token documents") as info:
-        check_varlen_boundaries(falls, position_ids=ROW)
-    assert "do not decrease" in str(info.value)
+def test_packed_documents_check_accepts_the_rule_and_names_the_usual_slips():
+    assert documents_by_hand()(ROW) == ROW_DOCUMENTS
+    assert check_packed_documents(documents_by_hand(), position_ids=ROW)
+    assert not check_packed_documents(None, position_ids=ROW)
+    # the FlashAttention rule, a document at every 0: [-1 -1 0 0 0 1 1 1 1] or [0 0 0 0 0 1 1 1 1]
+    zeros = lambda ids: [sum(p == 0 for p in ids[: i + 1]) - 1 for i in range(len(ids))]  # noqa: E731
+    with pytest.raises(CheckFailed, match="numbered the documents by the zeros"):
+        check_packed_documents(zeros, position_ids=ROW)
+    clipped = lambda ids: [max(v, 0) for v in zeros(ids)]  # noqa: E731
+    with pytest.raises(CheckFailed, match="numbered the documents by the zeros"):
+        check_packed_documents(clipped, position_ids=ROW)
+    # starts only where the ids fall: misses the jump 1 -> 7 ([0 0 1 1 1 2 2 2 2])
+    falls = lambda ids: [0] + [sum(ids[j] < ids[j - 1] for j in range(1, i + 1)) for i in range(1, len(ids))]  # noqa: E731
+    with pytest.raises(CheckFailed, match="only where the ids fall back") as info:
+        check_packed_documents(falls, position_ids=ROW)
+    assert "a jump up starts one too" in str(info.value)
+    with pytest.raises(CheckFailed, match="numbered from 0"):
+        check_packed_documents(lambda ids: [d + 1 for d in documents_by_hand()(ids)], position_ids=ROW)
+    flags = lambda ids: [1] + [int(ids[i] - ids[i - 1] != 1) for i in range(1, len(ids))]  # noqa: E731
+    with pytest.raises(CheckFailed, match="flag where documents start"):
+        check_packed_documents(flags, position_ids=ROW)
     with pytest.raises(CheckFailed, match="function"):
-        check_varlen_boundaries(ROW_CU, position_ids=ROW)
+        check_packed_documents(ROW_DOCUMENTS, position_ids=ROW)
     with pytest.raises(CheckFailed, match="raised ZeroDivisionError"):
-        check_varlen_boundaries(lambda ids: 1 / 0, position_ids=ROW)
+        check_packed_documents(lambda ids: 1 / 0, position_ids=ROW)
 
 
-def test_varlen_check_never_reveals_the_boundaries():
+def test_packed_documents_check_runs_its_own_rows():
+    # right wherever a row starts at 0 or is the exercise's, one document on the row that starts inside a
+    # document ([5 6 7 0 1 2] -> 000111): named, with the row, as the FlashAttention path's reading
+    right_from_zero = lambda ids: documents_by_hand()(ids) if ids[0] == 0 or len(ids) == len(ROW) else [0] * len(ids)  # noqa: E731
+    with pytest.raises(CheckFailed, match="starts inside a document") as info:
+        check_packed_documents(right_from_zero, position_ids=ROW)
+    assert "numbered the documents by the zeros" in str(info.value)
+
+
+def test_packed_documents_check_never_reveals_the_documents():
     with pytest.raises(CheckFailed) as info:
-        check_varlen_boundaries(zeros_then_length(start=1), position_ids=ROW)  # [1, 5, 7, 10]: a wrong shape
+        check_packed_documents(lambda ids: [0, 0, 1, 1, 1, 2, 2, 2, 9], position_ids=ROW)
     message = str(info.value)
-    assert "[0, 4, 6, 9, 10]" not in message and "(5,)" not in message
+    assert "token 7" in message and "[0, 0, 1" not in message and " 3" not in message
     with pytest.raises(CheckFailed) as info:
-        check_varlen_boundaries(lambda ids: [0, 4, 7, 9, 10], position_ids=ROW)
-    message = str(info.value)
-    assert "entry 2" in message and " 6" not in message
+        check_packed_documents(lambda ids: ROW_DOCUMENTS[:-1], position_ids=ROW)
+    assert "(9,)" not in str(info.value)
 
 
 def test_plot_marks_the_pairs_that_do_not_turn():
@@ -164,11 +187,11 @@ POLICY_CASES = {
         PARTIAL_8,
     ),
     "check_layer_bases": (lambda a: check_layer_bases(a, config=CONFIG), BASES, [10000.0] * 8),
-    # the answer is a function: the parameter is the id that starts a document (0 is right)
-    "check_varlen_boundaries": (
-        lambda a: check_varlen_boundaries(zeros_then_length(start=a), position_ids=ROW),
-        0.0,
+    # the answer is a function: the parameter is the step that continues a document (1 is right)
+    "check_packed_documents": (
+        lambda a: check_packed_documents(documents_by_hand(step=a), position_ids=ROW),
         1.0,
+        2.0,
     ),
 }
 
@@ -201,9 +224,9 @@ BAD_INPUT_CASES = [
         TypeError,
         ["sliding_attention", "mapping"],
     ),
-    (lambda: check_varlen_boundaries(None, position_ids=[[0, 1]]), ValueError, ["position_ids", "1-D"]),
-    (lambda: check_varlen_boundaries(None, position_ids=[0, -1]), ValueError, ["position_ids", ">= 0"]),
-    (lambda: check_varlen_boundaries(None, position_ids=["a"]), TypeError, ["position_ids"]),
+    (lambda: check_packed_documents(None, position_ids=[[0, 1]]), ValueError, ["position_ids", "1-D"]),
+    (lambda: check_packed_documents(None, position_ids=[0, -1]), ValueError, ["position_ids", ">= 0"]),
+    (lambda: check_packed_documents(None, position_ids=["a"]), TypeError, ["position_ids"]),
     (lambda: plot_rotating_pairs(8, 0.5, style="diagonal"), ValueError, ["style", "partial"]),
     (lambda: plot_rotating_pairs(8, 0.0, style="partial"), ValueError, ["partial_rotary_factor"]),
     (lambda: RotaryFractionExplorer(head_dim=24), ValueError, ["head_dim", "multiple of 16"]),

@@ -510,6 +510,7 @@ GIVEAWAYS = {
     "ex-12-position-ids": [r"cumsum"],
     "ex-12-llama3": [r"smooth\s*=", r"scaled_rope_frequencies\("],
     "ex-12-axial": [r"axial_rope\("],
+    "ex-13-packing": [r"np\.diff\(", r"!=\s*1\b", r"mask_path_document_ids\("],
 }
 
 
