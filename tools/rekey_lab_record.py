@@ -122,6 +122,111 @@ def write_key(new_key: str) -> bool:
     return True
 
 
+_DESCRIBE = (
+    "import dataclasses, json\n"
+    "from posenc_helpers.lab import PROTOCOL, SNAPSHOT_SHA256, lab_digest\n"
+    "from posenc_helpers.lab.fingerprint import LAB_VERSION\n"
+    "from posenc_helpers.measured import trained_extrapolation\n"
+    "print(json.dumps({'valid': trained_extrapolation()['digest'] == lab_digest(),\n"
+    "    'protocol': dataclasses.asdict(PROTOCOL), 'corpus': SNAPSHOT_SHA256, 'lab_version': LAB_VERSION}))\n"
+)
+
+#: The settings a record is keyed on besides code: a change of any of them changes the numbers.
+SETTINGS = {"protocol": "the protocol (PROTOCOL)", "corpus": "the corpus snapshot", "lab_version": "LAB_VERSION"}
+
+
+def describe(package_root: Path) -> dict:
+    """What the record's key holds for the package under ``package_root`` (a folder holding ``posenc_helpers``).
+
+    ``valid``: whether that package's record matches its own code here (this Python and
+    these libraries); the :data:`SETTINGS`; and ``code``, the docstring-free fingerprint of
+    each module on the lab's path, read by this checkout's walk (so two packages compare
+    module by module).
+    """
+    from posenc_helpers.lab.fingerprint import code_fingerprint, training_modules  # noqa: PLC0415 (imports JAX)
+
+    package = package_root / "posenc_helpers"
+    described = json.loads(_python(_DESCRIBE, package_root))
+    described["code"] = {
+        path.relative_to(package).as_posix(): code_fingerprint(path.read_text(encoding="utf-8"))
+        for path in training_modules(package=package)
+    }
+    return described
+
+
+def which_remedy(old: dict, new: dict, base: str) -> str:
+    """Which of ``make rekey-lab`` and ``make record-lab`` a stale record needs, and why.
+
+    Parameters
+    ----------
+    old, new : dict
+        :func:`describe` of the package at ``base`` (a commit whose record was valid) and of
+        the working tree's.
+    base : str
+        The commit ``old`` was read from, named in the advice.
+
+    Returns
+    -------
+    str
+        One sentence that starts with the command to run.
+
+    Examples
+    --------
+    >>> same = {"valid": True, "protocol": {"seeds": [0, 1]}, "corpus": "c", "lab_version": 1, "code": {"a.py": "1"}}
+    >>> which_remedy(same, {**same, "code": {"a.py": "2"}}, "abc123")[:30]
+    'make rekey-lab BASE=abc123 if '
+    >>> which_remedy(same, {**same, "protocol": {"seeds": [0, 2]}}, "abc123")[:40]
+    'make record-lab (about an hour): the pro'
+    """
+    if not old["valid"]:
+        return (
+            f"make record-lab (about an hour): {base}'s record does not match {base}'s own code under this "
+            "Python and these libraries, so their versions changed since it was recorded (or name another "
+            "commit whose record was valid: make rekey-lab BASE=<commit>)"
+        )
+    settings = [text for name, text in SETTINGS.items() if old[name] != new[name]]
+    if settings:
+        return (
+            f"make record-lab (about an hour): {' and '.join(settings)} changed since {base}, "
+            "so the numbers must be measured again; then make notebooks"
+        )
+    modules = sorted(
+        name for name in old["code"].keys() | new["code"].keys() if old["code"].get(name) != new["code"].get(name)
+    )
+    if not modules:
+        return f"make record-lab: nothing on the lab's path differs from {base}, but the record's file does"
+    return (
+        f"make rekey-lab BASE={base} if the change to {', '.join(modules)} is a refactor (code moved, renamed "
+        "or split; no number changed): it proves so on small runs, bit for bit, in minutes, or refuses; "
+        "otherwise make record-lab (about an hour), then make notebooks"
+    )
+
+
+def record_commit() -> str | None:
+    """The last commit that wrote the record (its key was valid then), or None without git history."""
+    found = subprocess.run(
+        ["git", "log", "-1", "--format=%h", "--", str(RECORD)], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    return found.stdout.strip() or None
+
+
+def remedy(base: str | None = None, package_root: Path = ROOT) -> str:
+    """The advice for a stale record: :func:`which_remedy` between ``base`` and ``package_root``.
+
+    ``base`` defaults to :func:`record_commit`; without git history the advice names both
+    commands and when each applies.
+    """
+    base = base or record_commit()
+    if base is None:
+        return (
+            "make rekey-lab BASE=<a commit whose record was valid> if the change is a refactor (no number "
+            "changed; it proves so or refuses), otherwise make record-lab (about an hour)"
+        )
+    with tempfile.TemporaryDirectory(prefix="remedy-") as folder:
+        old = describe(export_package(base, Path(folder)))
+        return which_remedy(old, describe(package_root), base)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", required=True, help="a commit whose record was valid for its own code")

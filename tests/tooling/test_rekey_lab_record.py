@@ -66,3 +66,67 @@ def test_a_bad_base_is_refused(tmp_path):
         rekey_lab_record.export_package("--output=/tmp/x", tmp_path)
     with pytest.raises(ValueError, match="commit must name a commit of this repository"):
         rekey_lab_record.export_package("no-such-commit-0123", tmp_path)
+
+
+# --------------------------------------------------------------------------- which remedy a stale record needs
+# Issue 49: the stale-record test said "make record-lab" (an hour) for every failure, even for a
+# rename that make rekey-lab (minutes) fixes. The descriptions below are written by hand.
+_VALID = {
+    "valid": True,
+    "protocol": {"seeds": [0, 1, 2], "train_len": 64},
+    "corpus": "ab12",
+    "lab_version": 1,
+    "code": {"lab/model.py": "m1", "alibi.py": "a1"},
+}
+
+
+def test_code_changes_alone_point_to_rekey_and_name_the_modules():
+    renamed = {**_VALID, "code": {"lab/model.py": "m2", "alibi.py": "a1"}}
+    advice = rekey_lab_record.which_remedy(_VALID, renamed, "5d053eb")
+    assert advice.startswith("make rekey-lab BASE=5d053eb if the change to lab/model.py is a refactor")
+    assert "otherwise make record-lab" in advice
+    moved = {**_VALID, "code": {"lab/model.py": "m1", "alibi.py": "a1", "lab/bias.py": "b1"}}  # a module split out
+    assert "the change to lab/bias.py is" in rekey_lab_record.which_remedy(_VALID, moved, "5d053eb")
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "named"),
+    [
+        ("protocol", {"seeds": [0, 1, 2, 3], "train_len": 64}, "the protocol (PROTOCOL)"),
+        ("corpus", "cd34", "the corpus snapshot"),
+        ("lab_version", 2, "LAB_VERSION"),
+    ],
+)
+def test_a_changed_setting_points_to_record_lab(field, value, named):
+    changed = {**_VALID, field: value, "code": {"lab/model.py": "m2", "alibi.py": "a1"}}
+    advice = rekey_lab_record.which_remedy(_VALID, changed, "5d053eb")
+    assert advice.startswith(f"make record-lab (about an hour): {named} changed since 5d053eb")
+    assert "rekey" not in advice
+
+
+def test_an_environment_change_points_to_record_lab():
+    """The base's own record does not match the base's own code here: the libraries moved on."""
+    advice = rekey_lab_record.which_remedy({**_VALID, "valid": False}, _VALID, "5d053eb")
+    assert advice.startswith("make record-lab (about an hour): 5d053eb's record does not match")
+
+
+@pytest.mark.slow  # four Python processes that import JAX
+def test_the_remedy_read_from_a_package_copy(tmp_path):
+    """End to end, against the record's own commit: a local variable renamed in the model is
+    a refactor (rekey, naming lab/model.py); another seed count in PROTOCOL needs a re-record."""
+    base = rekey_lab_record.record_commit()
+    assert base, "no git history"
+    copy = tmp_path / "posenc_helpers"
+    shutil.copytree(rekey_lab_record.ROOT / "posenc_helpers", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    model = copy / "lab" / "model.py"
+    source = model.read_text()
+    assert source.count("theta") == 4, "the model's RoPE lines moved: update this test"
+    model.write_text(source.replace("theta", "inverse_wavelengths"))  # a local variable renamed
+    assert rekey_lab_record.remedy(base, tmp_path).startswith(
+        f"make rekey-lab BASE={base} if the change to lab/model.py"
+    )
+    protocol = copy / "lab" / "protocol.py"
+    source = protocol.read_text()
+    assert source.count("seeds: tuple[int, ...] = (") == 1, "PROTOCOL moved: update this test"
+    protocol.write_text(source.replace("seeds: tuple[int, ...] = (", "seeds: tuple[int, ...] = (99, ", 1))
+    assert rekey_lab_record.remedy(base, tmp_path).startswith("make record-lab (about an hour): the protocol")
