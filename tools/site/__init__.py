@@ -28,6 +28,7 @@ module                      what it is for
 :mod:`.scripts`             each script written into a page once
 :mod:`.version`             the package's version in every page's footer
 :mod:`.pipeline`            the chain's types and runner
+:mod:`.patches`             rewrites of upstream HTML, counted: the build stops when one matches nothing
 :mod:`.css`                 stylesheets read as rules
 ==========================  ==============================================================
 
@@ -37,6 +38,7 @@ root on ``sys.path``); a top-level module named ``site`` would be Python's own.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from sphinx.application import Sphinx
@@ -98,12 +100,21 @@ FINAL_STEPS: tuple[SiteStep, ...] = (
 )
 
 
+#: When each build started (``builder-inited``): the pages written after it are this build's.
+_STARTED: dict[int, float] = {}
+
+
+def note_start(app: Sphinx) -> None:
+    """``builder-inited``: note the time, so that the chain knows which pages this build wrote."""
+    _STARTED[id(app)] = time.time()
+
+
 def finish_site(app: Sphinx, exception: Exception | None) -> None:
     """``build-finished``: the chain (:data:`SITE_STEPS`, :data:`PAGE_STEPS`, :data:`FINAL_STEPS`)."""
     numref_cache.forget_doctrees(app, exception)  # every reference is resolved by now
     if exception is not None or app.builder.format != "html":
         return
-    site = read_site(Path(app.outdir), Path(app.doctreedir), app.config)
+    site = read_site(Path(app.outdir), Path(app.doctreedir), app.config, since=_STARTED.pop(id(app), None))
     written = run(site, SITE_STEPS, PAGE_STEPS, FINAL_STEPS)
     LOGGER.info("tools.site: %d of %d pages rewritten; %s", written, len(site.pages), "; ".join(site.notes))
 
@@ -128,6 +139,7 @@ def setup(app: Sphinx) -> dict[str, object]:
     app.connect("config-inited", version.configure_version)
     # builder-inited: the notebooks are clean; the explorers' missing frames start drawing on
     # the other core. source-read: the student edition's guide.
+    app.connect("builder-inited", note_start, priority=100)
     app.connect("builder-inited", guard.refuse_unclean_notebooks)
     app.connect("builder-inited", explorers.start_drawing, priority=900)
     app.connect("builder-inited", numref_cache.cache_numref_doctrees)

@@ -37,14 +37,22 @@ from pathlib import Path
 
 from sphinx.application import Sphinx
 
+from .patches import THEME_PAGE, patch
 from .pipeline import Site
 
 STATIC = Path(__file__).resolve().parent / "static"
 
 _TOGGLE_SUMMARY = '<summary aria-label="Toggle hidden content">'
-_SEARCH_BUTTON = re.compile(r'(<button class="btn search-button-field[^"]*"[^>]*?) aria-label="Search"')
-_SIDEBAR_TOGGLE = re.compile(
-    r'(<a class="[^"]*\breference internal[^"]*" href="[^"]*">((?:(?!</a>).)*)</a>)(<details[^>]*>)<summary>', re.S
+_SEARCH_BUTTON = patch(
+    "accessibility.search_button",
+    r'(<button class="btn search-button-field[^"]*"[^>]*?) aria-label="Search"',
+    THEME_PAGE,
+)
+_SIDEBAR_TOGGLE = patch(
+    "accessibility.sidebar_toggle",
+    r'(<a class="[^"]*\breference internal[^"]*" href="[^"]*">((?:(?!</a>).)*)</a>)(<details[^>]*>)<summary>',
+    'class="toctree-toggle"',
+    re.S,
 )
 _TAGS = re.compile(r"<[^>]+>")
 _ID = re.compile(r'(<[a-zA-Z][^<>]*?\sid=")([^"]+)(")')

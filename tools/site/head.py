@@ -12,10 +12,15 @@ from __future__ import annotations
 import html
 import re
 
+from .patches import THEME_PAGE, patch
 from .pipeline import Page
 
-_VIEWPORT = re.compile(r'<meta name="viewport"[^>]*>')
-_DESCRIPTION = re.compile(r'(<meta (?:name="description"|property="og:description") content=")([^"]*)(" />)')
+_VIEWPORT = patch("head.viewport", r'<meta name="viewport"[^>]*>', THEME_PAGE)
+_DESCRIPTION = patch(
+    "head.description",
+    r'(<meta (?:name="description"|property="og:description") content=")([^"]*)(" />)',
+    'description" content="',
+)
 _RELATIVE_OG_URL = re.compile(r'<meta property="og:url" content="(?!https?://)[^"]*" />\n?')
 _TEX_WRAPPER = re.compile(r"\\(?:mathrm|mathbf|mathit|text|operatorname)\{([^{}]*)\}")
 _TEX_MACRO = re.compile(r"\\([A-Za-z]+)")

@@ -15,13 +15,20 @@ import shutil
 from pathlib import Path
 
 from .css import css_rules
+from .patches import THEME_PAGE, patch
 from .pipeline import Site
 
 FA_DIR = Path("_static") / "vendor" / "fontawesome"
 
-_FA_SCRIPT = re.compile(r'[ \t]*<script src="[^"]*vendor/fontawesome/[^"]*/all\.min\.js[^"]*"></script>\n?')
-_FA_PRELOAD = re.compile(
-    r'[ \t]*<link rel="preload" as="font" type="font/woff2" crossorigin href="[^"]*fontawesome[^"]*"\s*/>\n?'
+_FA_SCRIPT = patch(
+    "icons.font_awesome_script",
+    r'[ \t]*<script src="[^"]*vendor/fontawesome/[^"]*/all\.min\.js[^"]*"></script>\n?',
+    THEME_PAGE,
+)
+_FA_PRELOAD = patch(
+    "icons.font_awesome_preload",
+    r'[ \t]*<link rel="preload" as="font" type="font/woff2" crossorigin href="[^"]*fontawesome[^"]*"\s*/>\n?',
+    THEME_PAGE,
 )
 _ICON_NAME = re.compile(r"\bfa-([a-z0-9]+(?:-[a-z0-9]+)*)")
 _ICON_RULE = re.compile(r'^((?:\.fa-[a-z0-9-]+:(?:before|after),?)+)\{content:"(\\[0-9a-f]+)"\}$')

@@ -16,6 +16,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from .patches import patch
 from .pipeline import Page, Site
 
 WEBP_OPTIONS: dict[str, Any] = {"lossless": True, "quality": 50, "method": 1}  # ~2.6x smaller, ~40 ms each
@@ -24,7 +25,7 @@ _STATIC_SVG = re.compile(r'<img src="([^"]*_static/([^"/]+\.svg))"(?![^>]*\bwidt
 _VIEWBOX = re.compile(r'viewBox="\s*[-\d.]+[\s,]+[-\d.]+[\s,]+([\d.]+)[\s,]+([\d.]+)\s*"')
 _SVG_WIDTH = re.compile(r'<svg\b[^>]*?\swidth="([\d.]+)(pt|px|)"')
 _CSS_PX_PER_UNIT = {"pt": 4 / 3, "px": 1.0, "": 1.0}  # CSS: 1pt = 1/72 in, 1px = 1/96 in
-_IMG = re.compile(r'<img ([^>]*?)src="([^"]*_images/([^"/]+))\.png"([^>]*?)\s*/?>')
+_IMG = patch("images.figures", r'<img ([^>]*?)src="([^"]*_images/([^"/]+))\.png"([^>]*?)\s*/?>', "_images/")
 
 
 def _to_webp(png: Path, cache: Path) -> tuple[Path, tuple[int, int]]:

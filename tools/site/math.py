@@ -37,6 +37,7 @@ from sphinx.config import Config
 from sphinx.errors import ExtensionError
 from sphinx.ext.mathjax import html_visit_displaymath, html_visit_math
 
+from .patches import patch
 from .pipeline import Page, Site
 
 TOOLS = Path(__file__).resolve().parents[1]
@@ -51,7 +52,9 @@ SEEN_FILE = "prerendered-math.json"
 
 # What sphinx.ext.mathjax's visitors write: inline \( ... \) in a span, display \[ ... \]
 # in a div (after an optional equation number).
-_MATH = re.compile(r'(<(span|div) class="math notranslate nohighlight"[^>]*>)(.*?)(</\2>)', re.S)
+_MATH = patch(
+    "math.formulas", r'(<(span|div) class="math notranslate nohighlight"[^>]*>)(.*?)(</\2>)', 'class="math', re.S
+)
 _TEX = re.compile(r"\\\((.*?)\\\)|\\\[(.*?)\\\]", re.S)
 
 
@@ -143,7 +146,7 @@ def typeset_page(text: str, page: Page) -> str:
     font of each formula's font list sets the height of its line, so a font arriving
     after the first paint would move the text (layout shift).
     """
-    if not _MATH.search(text):
+    if not _MATH.pattern.search(text):
         return text
     formulas = page.site.formulas
 

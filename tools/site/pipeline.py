@@ -6,16 +6,22 @@ what the page steps need on the :class:`Site` (the rendered formulas, the conver
 figures). A **page step** takes a page's HTML and the :class:`Page` and returns the
 new HTML; page steps run in their order on each page, in memory, so each page is
 read once and written once, and only if it changed. Final steps run after the pages
-are written and see their final text. ``tools/site/__init__.py`` lists the steps in
+are written and see their final text. A page step that rewrites upstream markup does so
+through a named :class:`~tools.site.patches.Patch`; the run counts its matches on the
+pages written in this build and stops when one matched nothing where it should
+(:func:`~tools.site.patches.require_matches`). ``tools/site/__init__.py`` lists the steps in
 order; ``tools/site/README.md`` draws the chain.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from . import patches
 
 
 @dataclass
@@ -42,6 +48,9 @@ class Site:
         (:mod:`tools.site.explorers`).
     notes : list of str
         What the steps did, for the build log.
+    fresh : set of pathlib.Path or None
+        The pages Sphinx wrote in this build (None: every page); the others were
+        patched by an earlier build.
     """
 
     outdir: Path
@@ -52,6 +61,7 @@ class Site:
     figures: dict[str, tuple[str, int, int]] = field(default_factory=dict)
     explorers: dict[str, dict[str, Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    fresh: set[Path] | None = None
 
     @property
     def static(self) -> Path:
@@ -93,10 +103,16 @@ def text_step(function: Callable[[str], str]) -> PageStep:
     return step
 
 
-def read_site(outdir: Path, doctreedir: Path, config: Any) -> Site:
-    """The :class:`Site` with every HTML page under ``outdir`` read (once)."""
-    pages = {path: path.read_text(encoding="utf-8") for path in sorted(outdir.rglob("*.html"))}
-    return Site(outdir=outdir, doctreedir=doctreedir, config=config, pages=pages)
+def read_site(outdir: Path, doctreedir: Path, config: Any, since: float | None = None) -> Site:
+    """The :class:`Site` with every HTML page under ``outdir`` read (once).
+
+    ``since`` is when the build started (seconds since the epoch): a page written after it
+    is fresh (:attr:`Site.fresh`). None: every page counts as fresh.
+    """
+    paths = sorted(outdir.rglob("*.html"))
+    pages = {path: path.read_text(encoding="utf-8") for path in paths}
+    fresh = None if since is None else {path for path in paths if path.stat().st_mtime >= since}
+    return Site(outdir=outdir, doctreedir=doctreedir, config=config, pages=pages, fresh=fresh)
 
 
 def run(
@@ -122,19 +138,31 @@ def run(
     -------
     int
         How many pages changed (and were written).
+
+    Raises
+    ------
+    tools.site.patches.PatchMatchedNothing
+        When a patch matched nothing on the fresh pages though its marker is on one.
     """
     for site_step in site_steps:
         site_step(site)
     written = 0
+    counts: Counter[str] = Counter()
+    fresh_pages = []
     for path, original in site.pages.items():
         text = original
         page = Page(path, site)
-        for page_step in page_steps:
-            text = page_step(text, page)
+        fresh = site.fresh is None or path in site.fresh
+        if fresh:
+            fresh_pages.append(original)
+        with patches.counting(counts if fresh else None):
+            for page_step in page_steps:
+                text = page_step(text, page)
         if text != original:
             path.write_text(text, encoding="utf-8")
             site.pages[path] = text
             written += 1
+    patches.require_matches(counts, fresh_pages)
     for final_step in final_steps:
         final_step(site)
     return written
