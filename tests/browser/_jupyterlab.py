@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import socket
 import subprocess
@@ -28,6 +29,45 @@ REPO = Path(__file__).resolve().parents[2]
 READER_PYTHON = os.environ.get("POSENC_READER_PYTHON") or sys.executable
 LAB_SETTINGS = REPO / "tools" / "jupyterlab"  # as make lab passes it
 START_TIMEOUT_S = 180
+
+
+_TRACEBACK = re.compile(r"^(?P<indent>[ \t]*)Traceback \(most recent call last\):$", re.M)
+_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+')
+
+
+def tracebacks(log: str) -> list[str]:
+    """Each traceback in a server log: its lines up to the exception's own (chained parts apart)."""
+    lines = log.splitlines()
+    found = []
+    for start, line in enumerate(lines):
+        match = _TRACEBACK.match(line)
+        if match is None:
+            continue
+        indent = len(match.group("indent"))
+        end = start + 1
+        while end < len(lines) and (len(lines[end]) - len(lines[end].lstrip()) > indent or not lines[end].strip()):
+            end += 1
+        found.append("\n".join(lines[start : end + 1]))
+    return found
+
+
+def project_tracebacks(log: str, working_copies: Path) -> list[str]:
+    """The tracebacks of a server log that pass through the book's code.
+
+    A frame in the repository (``posenc_helpers``, ``tools``, but not ``.venv``), in any
+    installed ``posenc_helpers``, or in the working copies the server serves names the
+    book; a traceback of JupyterLab's own machinery alone (the server's, traitlets',
+    tornado's callbacks while kernels shut down, issue 49) does not: what such noise
+    could hide, the tests read on the page.
+    """
+    own = []
+    for text in tracebacks(log):
+        for path in (Path(m.group("path")) for m in map(_FRAME.match, text.splitlines()) if m):
+            inside_repo = path.is_relative_to(REPO) and not path.is_relative_to(REPO / ".venv")
+            if inside_repo or "posenc_helpers" in path.parts or path.is_relative_to(working_copies):
+                own.append(text)
+                break
+    return own
 
 
 class LabDidNotStart(RuntimeError):

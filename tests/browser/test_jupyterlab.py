@@ -34,7 +34,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _jupyterlab import REPO, Lab, LabDidNotStart, running_lab  # noqa: E402
+from _jupyterlab import REPO, Lab, LabDidNotStart, project_tracebacks, running_lab  # noqa: E402
 
 
 def _chapter(setting: str) -> Path:
@@ -261,4 +261,6 @@ def test_a_chapter_runs_its_explorer_responds_and_a_reload_keeps_it(browser, lab
     # The reader worked in the copy; the repository's notebooks are as they were.
     assert _digest(CHAPTER) == tracked_before, "the tracked chapter was rewritten"
     assert _git_status() == status_before
-    assert "Traceback" not in lab.log.read_text(), lab.log.read_text()[-3000:]
+    # Only a traceback through the book's code fails here, not the server's own shutdown noise (issue 49).
+    own = project_tracebacks(lab.log.read_text(), lab.root)
+    assert not own, "\n\n".join(own)

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _jupyterlab import LabDidNotStart, running_lab  # noqa: E402
+from _jupyterlab import LabDidNotStart, project_tracebacks, running_lab  # noqa: E402
 
 from tools.chapters import chapter_notebooks
 
@@ -174,4 +174,6 @@ def test_every_chapter_reads_its_references_in_jupyterlab(browser, tmp_path):
     except LabDidNotStart as error:
         pytest.fail(str(error), pytrace=False)
     assert not report, "\n".join(f"{name}:\n  " + "\n  ".join(found) for name, found in report.items())
-    assert "Traceback" not in log, log[-3000:]
+    # The server's own noise around kernel shutdowns (a traitlets lookup in a tornado callback)
+    # is not the book's: only a traceback through the book's code fails here (issue 49).
+    assert not project_tracebacks(log, copies), "\n\n".join(project_tracebacks(log, copies))
