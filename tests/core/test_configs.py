@@ -648,7 +648,16 @@ def test_each_rope_type_has_one_reader():
     from posenc_helpers.configs.rescaling import RESCALING_READERS, ROPE_TYPES
 
     assert ROPE_TYPES == ("default", "linear", "dynamic", "yarn", "llama3", "longrope", "proportional")
-    assert set(RESCALING_READERS) == set(ROPE_TYPES)
+    # one reader per type, each its own function (issue 49: this compared a set with a tuple built from it)
+    assert {rope_type: reader.__name__ for rope_type, reader in RESCALING_READERS.items()} == {
+        "default": "_read_default",
+        "linear": "_read_linear",
+        "dynamic": "_read_dynamic",
+        "yarn": "_read_yarn",
+        "llama3": "_read_llama3",
+        "longrope": "_read_longrope",
+        "proportional": "_read_proportional",
+    }
 
 
 def test_explain_is_the_reports_text_and_refuses_anything_else():

@@ -139,6 +139,10 @@ def test_numref_formats_come_from_the_book_configuration(tmp_path):
 
 
 def test_the_closing_sections_are_the_ones_the_website_leaves_unnumbered():
+    """One set, in tools/chapters.py, read by both (issue 49: this compared the set with
+    itself); its sections are AUTHORING.md's closing ones, written out here."""
+    from tools import chapters
     from tools.site.numbering import UNNUMBERED_SECTIONS as WEBSITE
 
-    assert WEBSITE == UNNUMBERED_SECTIONS
+    assert WEBSITE is chapters.UNNUMBERED_SECTIONS and UNNUMBERED_SECTIONS is chapters.UNNUMBERED_SECTIONS
+    assert UNNUMBERED_SECTIONS == {"Exercises", "Key takeaways", "Suggested projects"}

@@ -172,10 +172,14 @@ def test_bad_references_and_input_name_what_is_wrong(tiny):
 
 
 def test_the_sections_left_unnumbered_are_the_websites():
+    """The references' tools and the website read one set (issue 49: the two names were one
+    object, so comparing them could not fail); its sections are AUTHORING.md's closing ones."""
+    from tools import chapters
     from tools.course.numbers import UNNUMBERED_SECTIONS as numbered_here
     from tools.site.numbering import UNNUMBERED_SECTIONS as on_the_website
 
-    assert numbered_here == on_the_website
+    assert numbered_here is chapters.UNNUMBERED_SECTIONS and on_the_website is chapters.UNNUMBERED_SECTIONS
+    assert on_the_website == {"Exercises", "Key takeaways", "Suggested projects"}
 
 
 # --------------------------------------------------------------------------- the real book

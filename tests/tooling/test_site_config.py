@@ -1,9 +1,15 @@
 """tools/site's configuration-time parts: launch buttons, the student edition, scripts written once."""
 
+from pathlib import Path
 from types import SimpleNamespace
+
+import pytest
+import yaml
 
 from tools.site import launch, student
 from tools.site import scripts as page_scripts
+
+ROOT = Path(__file__).resolve().parents[2]
 
 BUTTONS = {
     "notebook_interface": "jupyterlab",
@@ -62,3 +68,20 @@ def test_student_edition_keeps_launch_buttons_pointed_at_the_student_branch(monk
     student.configure_student_edition(None, config)
     assert options["launch_buttons"] == BUTTONS and options["use_download_button"] is False
     assert config.html_copy_source is False and config.posenc_hide_solutions is True
+
+
+@pytest.mark.parametrize("config", ["_config.yml", "tests/books/numbering/_config.yml"])
+def test_dot_folders_are_not_pages(config, tmp_path):
+    """Issue 49: a Markdown file in a dot-folder (pytest's ``.pytest_cache/README.md``) stopped
+    the build ("document isn't included in any toctree"). Sphinx's own search for sources,
+    with the patterns the book gives it, leaves every dot-folder out and the pages in."""
+    from sphinx.util.matching import get_matching_files
+
+    patterns = yaml.safe_load((ROOT / config).read_text(encoding="utf-8"))["exclude_patterns"]
+    files = [".pytest_cache/README.md", ".github/ISSUE.md", "notebooks/.hidden/01_x.ipynb", "intro.md"]
+    files += ["notebooks/01_basics.md", "notebooks/02_more.ipynb"]
+    for name in files:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("# A page\n")
+    found = sorted(get_matching_files(tmp_path, exclude_patterns=patterns))
+    assert found == ["intro.md", "notebooks/01_basics.md", "notebooks/02_more.ipynb"]
