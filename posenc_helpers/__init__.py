@@ -16,6 +16,8 @@ module                          idea
 :mod:`.rope_analysis`           RoPE's matrix, layout permutation, decay bound and scores
 :mod:`.rope_2d`                 RoPE with several position axes: 2-D axial RoPE, M-RoPE (sectioned, interleaved)
 :mod:`.long_context`            RoPE frequency rescaling (PI, NTK, dynamic, YaRN, llama3, LongRoPE, p-RoPE)
+:mod:`.scaling_arguments`       the rescaling recipes' arguments, checked per method
+:mod:`.unseen_angles`           RoPE pairs whose angles at a new length training never produced
 :mod:`.partial_rotary`          which features turn: ordinary partial rotary against proportional p-RoPE
 :mod:`.mla`                     multi-head latent attention's decoupled RoPE (DeepSeek)
 :mod:`.kv_cache`                re-rotating cached keys for a position shift, attention-sink caches
@@ -31,10 +33,17 @@ module                          idea
 :mod:`.collisions`              near-collisions of one sine over integer positions
 :mod:`.precision`               RoPE angles in float16/bfloat16/float32/float64, colliding positions
 :mod:`.checklist`               the six-property checklist, scored by code, and its n/a rules
+:mod:`.checklist_tables`        the scored checklist as Markdown tables and grids
 :mod:`.encoders`                every method as an encoder for the checklist
 :mod:`.offset_head`             the hand-built head that looks phi tokens back
 :mod:`.configs`                 a model's config.json explained: RoPE, rescaling, contexts, precision
 :mod:`.conformance`             is my positional code right? ``diagnose`` names the bug (imported explicitly)
+:mod:`.measured`                what chapter 11's trained models did, read from its record (no JAX)
+:mod:`.lab`                     chapter 11's training lab: tiny transformers in JAX (imported explicitly)
+:mod:`.grading`                 the course's grading runtime: sandbox, records, verdict (imported explicitly)
+:mod:`.plotting`                each chapter's figures, in the book's style (matplotlib; imported explicitly)
+:mod:`.widgets`                 each chapter's explorer (ipywidgets; imported explicitly)
+:mod:`.checks`                  each chapter's exercise checks (imported explicitly)
 ==============================  ==========================================
 """
 

@@ -19,6 +19,10 @@ module                          what it probes
 :mod:`.angles`                  direction, phase, offset and frequency law of measured angles
 :mod:`.formats`                 what a declared dtype costs; rounded angles recognised
 :mod:`.bugs`                    the named mistakes and the sections that explain them
+:mod:`.spec`                    what the reader meant (the spec), checked once; the guarded call of their code
+:mod:`.diagnosis`               ``diagnose``: runs a kind's probes and names what is wrong
+:mod:`.report`                  what a diagnosis returns: the report and its evidence
+:mod:`.cli`                     ``python -m posenc_helpers.conformance``: the command line
 ==============================  ==========================================
 
 From a shell::
