@@ -165,11 +165,14 @@ def lab_digest(protocol: Protocol = PROTOCOL, *, package: Path | str | None = No
 def ngram_baselines(protocol: Protocol = PROTOCOL, seed: int = 0, windows: int | None = None) -> dict[int, float]:
     """Mean loss of each n-gram order on the bytes that seed ``seed``'s windows score at ``train_len``.
 
+    The record's protocol scores orders 1 to 6 (about 20 s, most of it the 6-gram
+    counts); the example keeps to two orders, so that the doctest lane stays fast.
+
     Examples
     --------
-    >>> baselines = ngram_baselines(seed=0, windows=4)
-    >>> sorted(baselines), bool(baselines[1] > baselines[4])
-    ([1, 2, 3, 4, 5, 6], True)
+    >>> baselines = ngram_baselines(dataclasses.replace(PROTOCOL, ngram_orders=(1, 2)), seed=0, windows=4)
+    >>> sorted(baselines), bool(baselines[1] > baselines[2])
+    ([1, 2], True)
     """
     windows = protocol.windows if windows is None else windows
     indices = scored_byte_indices(protocol.train_len, ModelConfig().max_positions, windows=windows, seed=seed)
