@@ -22,6 +22,7 @@ module                          idea
 :mod:`.mla`                     multi-head latent attention's decoupled RoPE (DeepSeek)
 :mod:`.kv_cache`                re-rotating cached keys for a position shift, attention-sink caches
 :mod:`.packing`                 position ids and masks of packed documents
+:mod:`.packing_paths`           the documents each of transformers' paths reads
 :mod:`.attention_scaling`       logit scales that grow with position (Qwen's log-n, Llama 4's temperature)
 :mod:`.base_bound`              Men et al.'s criterion for the RoPE base, unrotated features included
 :mod:`.alibi`                   linear attention biases
@@ -78,15 +79,17 @@ from .metrics import linear_shift_fit, min_pairwise_distance
 from .mla import mla_scores
 from .offset_head import offset_head_closed_form, offset_head_profile, offset_head_weights, offset_score
 from .packing import (
-    flash_path_attention_mask,
-    flash_path_document_ids,
     flash_varlen_cu_seqlens,
     flash_varlen_is_packed,
-    mask_path_attention_mask,
-    mask_path_document_ids,
     packed_attention_mask,
     packed_position_ids,
     varlen_attention_mask,
+)
+from .packing_paths import (
+    flash_path_attention_mask,
+    flash_path_document_ids,
+    mask_path_attention_mask,
+    mask_path_document_ids,
 )
 from .partial_rotary import partial_rotary_pairs
 from .positions import integer_positions, normalized_positions

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._validation import as_integer_array, describe_value, require_even_width, require_positive_real
 from ..long_context import scaled_rope_frequencies
-from ..packing import mask_path_document_ids
+from ..packing_paths import mask_path_document_ids
 from ..rope import rope_frequencies
 from ._compare import as_answer_array, call_student_function, compare_arrays
 from ._core import CheckFailed, CheckResult, is_placeholder, not_attempted, passed

@@ -8,6 +8,10 @@ module                                         what it does
 =============================================  =============================================
 :mod:`posenc_helpers.grading.sandbox`          runs a command in a bubblewrap sandbox, with
                                                limits; nothing of the grader is in reach
+:mod:`posenc_helpers.grading.launch`           starts the sandbox's command within its
+                                               limits and reads back its result and log
+:mod:`posenc_helpers.grading.processes`        what a command left behind, found and
+                                               killed (runs without a PID namespace)
 :mod:`posenc_helpers.grading.confine`          the student's kernel inside it: a user of
                                                its own and a seccomp filter, so that it
                                                cannot reach the grader's runner
