@@ -33,6 +33,7 @@ module                          idea
 :mod:`.binning`                 means over position bins that widen on a log scale
 :mod:`.collisions`              near-collisions of one sine over integer positions
 :mod:`.precision`               RoPE angles in float16/bfloat16/float32/float64, colliding positions
+:mod:`.answer_cells`            reading a student's answer cell (the checks' and the grader's)
 :mod:`.checklist`               the six-property checklist, scored by code, and its n/a rules
 :mod:`.checklist_tables`        the scored checklist as Markdown tables and grids
 :mod:`.encoders`                every method as an encoder for the checklist

@@ -153,7 +153,7 @@ def graded_shortcuts(check: str, history: Sequence[str]) -> list[str]:
         raise TypeError("history must be a sequence of cell sources (str)")
     if check not in GRADED_SHORTCUTS:
         return []
-    from ..grading.scan import answer_cell, names_used
+    from ..answer_cells import answer_cell, names_used
 
     answers, forbid = GRADED_SHORTCUTS[check]
     return sorted(names_used(answer_cell(list(history), answers)) & set(forbid))

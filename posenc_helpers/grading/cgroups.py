@@ -16,7 +16,8 @@ control group of its own, made under the grader's own group:
 On cgroup v2 (one unified hierarchy) the group is ``<own group>/posenc-grading/<name>``
 with the three controllers enabled on the way; on a machine whose controllers are still
 mounted as cgroup v1 hierarchies (``/sys/fs/cgroup/memory``, ``cpu``, ``pids``) it is
-the same path in each of them. Making either needs root (or a delegated group:
+the same path in each of them (the files each writes are the kernel's [1]_). Making
+either needs root (or a delegated group:
 ``POSENC_CGROUP_PARENT``). :func:`available` says whether it can be done here.
 
 References

@@ -19,7 +19,9 @@ The filter refuses (``EPERM``) the system calls that reach into another process 
 out of the sandbox: :data:`DENIED`, new namespaces (``unshare``, and ``clone`` with a
 namespace flag), and ``clone3`` (``ENOSYS``, whose arguments a filter cannot read, so
 that the C library falls back to ``clone``, as Docker's default profile does). It is
-compiled by libseccomp, through the ctypes bindings of ``pyseccomp``.
+compiled by libseccomp [2]_, through the ctypes bindings of ``pyseccomp``. What each
+refused call would give another process, and why a different user and a non-dumpable
+runner already keep it out, is in the man pages [1]_.
 
 References
 ----------

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..answer_cells import cell_source
 from . import runtime, sandbox
 from .verdict import RECORD_CALL, source_digest
 
@@ -100,7 +101,7 @@ def execute_notebook(
     nonce = secrets.token_hex(16)
     job = {
         "cells": [
-            {"source": _source(cells[i]), "timeout": float(t), "hidden": _HIDDEN_TEST in _source(cells[i])}
+            {"source": cell_source(cells[i]), "timeout": float(t), "hidden": _HIDDEN_TEST in cell_source(cells[i])}
             for i, t in zip(code, timeouts, strict=True)
         ],
         "files": release_files(release, notebook_name),
@@ -133,7 +134,7 @@ def graded_cells(
     recording cell per exercise; and the index of each exercise's recording cell."""
     cells = []
     for cell in submitted:
-        text = _source(cell)
+        text = cell_source(cell)
         otters = "import otter" in text or "grader." in text
         if cell.get("cell_type") == "code" and otters and source_digest(text) in released:
             continue
@@ -143,11 +144,6 @@ def graded_cells(
         places[label] = len(cells)
         cells.append({"cell_type": "code", "metadata": {}, "source": source, "outputs": [], "execution_count": None})
     return cells, places
-
-
-def _source(cell: Mapping[str, Any]) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
 
 
 def _run(

@@ -177,6 +177,14 @@ def run_process(
     uid: int | None,
     group: cgroups.Group | None,
 ) -> SandboxRun:
+    """Run ``command`` (a sandbox's, made by :func:`posenc_helpers.grading.sandbox.run`) and
+    return how it ended.
+
+    ``stdin`` is written to its standard input; ``read_end`` is the grader's end of the result
+    pipe whose other end, among ``keep`` (descriptors the command inherits, closed here once it
+    started), the command writes; ``group`` its control group, which it joins before it becomes
+    the command. ``isolation`` and ``uid`` say how to find what it leaves behind.
+    """
     start = time.monotonic()
     command = _limited(command, limits)
     if group is not None:

@@ -30,6 +30,7 @@ from typing import Any
 from nbgrader.preprocessors import NbGraderPreprocessor  # type: ignore[import-untyped]
 from traitlets import Float, Int, Unicode
 
+from ..answer_cells import cell_source
 from . import runtime, sandbox
 from .execute import execute_notebook
 from .reference import STUDENT_CELL_TIMEOUT, cell_timeouts, load_or_run, wall_limit
@@ -53,11 +54,6 @@ def _cells(path: Path) -> list[dict[str, Any]]:
     return list(json.loads(path.read_text(encoding="utf-8"))["cells"])
 
 
-def _source(cell: Any) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
-
-
 def _grade_id(cell: Any) -> str | None:
     return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
 
@@ -69,7 +65,7 @@ def released_with_tests(release: list[dict[str, Any]], source: list[dict[str, An
     out = []
     for cell in release:
         match = locked.get(_grade_id(cell)) if _grade_id(cell) else None
-        out.append({**cell, "source": _source(match)} if match is not None else dict(cell))
+        out.append({**cell, "source": cell_source(match)} if match is not None else dict(cell))
     return out
 
 
@@ -119,7 +115,7 @@ class BeforeExecution(NbGraderPreprocessor):
             isolation=isolation,
         )
         resources[_KEY] = {
-            "released": [_source(cell) for cell in cells],
+            "released": [cell_source(cell) for cell in cells],
             "reference": reference,
             "environment": runtime.environment_digest(),
             "lab_store": root / ".grading" / "lab-runs",
@@ -244,7 +240,7 @@ def _put_back_missing_test_cells(
             "(deleted, or its cell metadata changed), so it could not run; no points."
         )
         restored = {**cell, "outputs": [_error(line)], "execution_count": None}
-        restored["source"] = _visible_part(_source(cell))
+        restored["source"] = _visible_part(cell_source(cell))
         nb.cells.append(from_dict(restored))
         log.warning("%s: %s", resources.get("nbgrader", {}).get("student"), line)
 

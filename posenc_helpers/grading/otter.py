@@ -48,11 +48,6 @@ from .verdict import ExerciseSpec, Verdict, grade, source_digest
 __all__ = ["GradeFromRecords"]
 
 
-def _source(cell: Any) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
-
-
 def _keep_only(submission: Path) -> None:
     """Remove everything the student uploaded beside the notebook (an ``.OTTER_LOG`` that otter
     would unpickle, a ``numpy.py`` otter's kernel would import), then put back what otter itself

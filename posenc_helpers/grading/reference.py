@@ -30,6 +30,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from ..answer_cells import cell_source
 from . import sandbox
 from .execute import execute_notebook
 from .verdict import records_in, released_spec, source_digest
@@ -66,7 +67,7 @@ class Reference:
 
 def code_digests(cells: Sequence[Mapping[str, Any]]) -> list[str]:
     """The :func:`~posenc_helpers.grading.verdict.source_digest` of each code cell, in order."""
-    return [source_digest(_source(cell)) for cell in cells if cell.get("cell_type") == "code"]
+    return [source_digest(cell_source(cell)) for cell in cells if cell.get("cell_type") == "code"]
 
 
 def reference_key(digests: Sequence[str]) -> str:
@@ -81,11 +82,6 @@ def reference_key(digests: Sequence[str]) -> str:
     for path in sorted(package.rglob("*.py")):
         digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
-
-
-def _source(cell: Mapping[str, Any]) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
 
 
 def run_reference(
@@ -119,7 +115,7 @@ def run_reference(
         raise RuntimeError(f"the release did not run in the sandbox: {run.problem}\n{run.run.log[-3000:]}")
     records: dict[str, dict[str, Any]] = {}
     for cell in run.cells:
-        spec = released_spec(_source(cell)) if cell.get("cell_type") == "code" else None
+        spec = released_spec(cell_source(cell)) if cell.get("cell_type") == "code" else None
         if spec is None:
             continue
         found = [r for r in records_in(cell) if isinstance(r, dict) and r.get("label") == spec.label]
@@ -129,7 +125,7 @@ def run_reference(
         records[spec.label] = {"args": found[0]["args"], "kwargs": found[0]["kwargs"]}
     seconds: dict[str, float] = {}
     for released, spent in zip(code, run.seconds, strict=True):
-        key = source_digest(_source(released))
+        key = source_digest(cell_source(released))
         seconds[key] = max(seconds.get(key, 0.0), float(spent))
     return Reference(reference_key(code_digests(cells)), records, seconds, float(sum(run.seconds)))
 
@@ -174,7 +170,7 @@ def cell_timeouts(
     for cell in cells:
         if cell.get("cell_type") != "code":
             continue
-        key = source_digest(_source(cell))
+        key = source_digest(cell_source(cell))
         if key in reference.seconds:
             limits.append(max(RELEASED_MINIMUM, RELEASED_FACTOR * reference.seconds[key]))
         elif key in known:

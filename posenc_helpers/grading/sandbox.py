@@ -61,6 +61,8 @@ from .launch import Limits, SandboxRun, SandboxUnavailable, run_process
 from .runtime import runtime_paths, system_binds
 
 __all__ = [
+    "DEFAULT_LIMITS",
+    "SUPERVISOR_CAPS",
     "Limits",
     "SandboxRun",
     "SandboxUnavailable",

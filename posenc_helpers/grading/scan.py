@@ -2,9 +2,11 @@
 
 Two readings, both of the notebook as submitted (never of the kernel's history):
 
-* :func:`answer_cell` and :func:`names_used` find an exercise's answer cell and the
-  names it calls, so the verdict can refuse an answer that calls a helper doing the
-  exercise's work (``forbid``) or leaves out one it must use (``require``);
+* :func:`~posenc_helpers.answer_cells.answer_cell` and
+  :func:`~posenc_helpers.answer_cells.names_used` (from :mod:`posenc_helpers.answer_cells`,
+  which the visible checks use too) find an exercise's answer cell and the names it
+  calls, so the verdict can refuse an answer that calls a helper doing the exercise's
+  work (``forbid``) or leaves out one it must use (``require``);
 * :func:`scan_cells` reads every cell whose source is not one of the release's for
   code that reaches into the kernel: IPython hooks, ``exec``, ``sys.modules``,
   replacing ``numpy`` or a check. What it finds is reported as "Tampering
@@ -16,82 +18,12 @@ Two readings, both of the notebook as submitted (never of the kernel's history):
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["names_used", "answer_cell", "scan_cells", "DYNAMIC_LOOKUP"]
+from ..answer_cells import root_name
 
-#: What :func:`names_used` adds for a name looked up from a string built at run time
-#: (``getattr(ph, "apply_" + "rope")``, ``operator.attrgetter(name)``): no name of it can be read.
-DYNAMIC_LOOKUP = "getattr(<a name built at run time>)"
-_LOOKUPS = {"getattr", "attrgetter", "methodcaller"}
-
-
-def names_used(source: str) -> set[str]:
-    """Every name and attribute name ``source`` refers to (``np.linalg.lstsq`` gives np, linalg,
-    lstsq), the names ``getattr`` looks up by a literal string (``getattr(ph, "apply_rope")``
-    gives apply_rope), and :data:`DYNAMIC_LOOKUP` for a name it looks up from anything else.
-
-    Examples
-    --------
-    >>> sorted(names_used("y = getattr(ph, 'apply_rope')(x)"))
-    ['apply_rope', 'getattr', 'ph', 'x', 'y']
-    >>> DYNAMIC_LOOKUP in names_used("y = getattr(ph, 'apply_' + 'rope')(x)")
-    True
-    """
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return set()
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and _root(node.func) is not None and _callee(node.func) in _LOOKUPS:
-            looked_up = node.args[1:2] if _callee(node.func) == "getattr" else node.args[:1]
-            for argument in looked_up:
-                if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
-                    names.add(argument.value.rsplit(".", 1)[-1])
-                else:
-                    names.add(DYNAMIC_LOOKUP)
-        if isinstance(node, ast.Name):
-            names.add(node.id)
-        elif isinstance(node, ast.Attribute):
-            names.add(node.attr)
-        elif isinstance(node, ast.alias):
-            names.add(node.name.rsplit(".", 1)[-1])
-            if node.asname:
-                names.add(node.asname)
-    return names
-
-
-def _assigns(source: str, answers: Iterable[str]) -> bool:
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return False
-    wanted = set(answers)
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in wanted:
-            return True
-        targets: list[ast.expr] = []
-        if isinstance(node, ast.Assign):
-            targets = list(node.targets)
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-            targets = [node.target]
-        for target in targets:
-            for leaf in ast.walk(target):
-                if isinstance(leaf, ast.Name) and leaf.id in wanted:
-                    return True
-    return False
-
-
-def answer_cell(history: Sequence[str], answers: Sequence[str]) -> str:
-    """The latest cell of ``history`` (IPython's ``In``, without the running cell) that
-    assigns one of ``answers``; "" if there is none."""
-    for source in reversed(list(history)):
-        if isinstance(source, str) and _assigns(source, answers):
-            return source
-    return ""
-
+__all__ = ["scan_cells"]
 
 # --------------------------------------------------------------------------- reading the student's code
 
@@ -139,19 +71,6 @@ def _python(source: str) -> ast.Module | None:
         return ast.parse(source)
     except SyntaxError:
         return None
-
-
-def _callee(node: ast.AST) -> str | None:
-    """The name a call calls: ``getattr`` for ``getattr(...)`` and ``builtins.getattr(...)``."""
-    if isinstance(node, ast.Name):
-        return node.id
-    return node.attr if isinstance(node, ast.Attribute) else None
-
-
-def _root(node: ast.AST) -> str | None:
-    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred)):
-        node = node.value
-    return node.id if isinstance(node, ast.Name) else None
 
 
 def _imports(tree: ast.Module) -> tuple[set[str], set[str]]:
@@ -266,7 +185,7 @@ def _scan_binding(node: ast.AST, imported: set[str]) -> list[str]:
     for target in _binding_targets(node):
         if isinstance(target, ast.Name) and target.id in imported:
             found.append(f"redefines `{target.id}`")
-        elif isinstance(target, ast.Attribute | ast.Subscript) and _root(target) in imported:
+        elif isinstance(target, ast.Attribute | ast.Subscript) and root_name(target) in imported:
             found.append(f"changes `{ast.unparse(target)}`")
     return found
 

@@ -38,13 +38,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..answer_cells import DYNAMIC_LOOKUP, answer_cell, cell_source, names_used
 from .runtime import sandbox_environment
-from .scan import DYNAMIC_LOOKUP, answer_cell, names_used, scan_cells
+from .scan import scan_cells
 from .values import RECORD_MIME
 
 __all__ = [
     "TAMPERING",
     "RECORD_CALL",
+    "RECORD_IMPORT",
     "Verdict",
     "ExerciseSpec",
     "released_spec",
@@ -56,8 +58,12 @@ __all__ = [
 
 TAMPERING = "Tampering suspected"
 VERDICT_TIMEOUT = 300  # seconds for the checks of one notebook
-#: How a hidden test records an answer (the call :func:`released_spec` reads).
+#: How a hidden test records an answer (the call :func:`released_spec` reads), and how it
+#: imports the recorder: the one definition the course tools (``tools/course/nbgrader.py``,
+#: which write the hidden tests), the runner (which keeps them out of the kernel's history)
+#: and this verdict share.
 RECORD_CALL = "_record.record"
+RECORD_IMPORT = "from posenc_helpers.grading import record as _record"
 _KERNEL_BUILTINS = {"input", "exit", "quit", "help", "copyright", "credits", "license"}  # ipykernel's own
 
 
@@ -307,11 +313,6 @@ def judge(items: Sequence[dict[str, Any]], *, timeout: float = VERDICT_TIMEOUT) 
 # --------------------------------------------------------------------------- one notebook
 
 
-def _source(cell: Any) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
-
-
 def records_in(cell: Any) -> list[Any]:
     """The grading records among a cell's outputs."""
     found = []
@@ -341,7 +342,7 @@ def exercise_cells(cells: Sequence[Any]) -> tuple[dict[str, ExerciseSpec], dict[
     for index, cell in enumerate(cells):
         meta = _nbgrader(cell)
         if cell.get("cell_type") == "code" and meta.get("grade") and not meta.get("solution"):
-            spec = released_spec(_source(cell))
+            spec = released_spec(cell_source(cell))
             if spec is not None and spec.label == meta.get("grade_id"):
                 specs[spec.label] = spec
                 places[spec.label] = index
@@ -374,8 +375,8 @@ def grade(
         specs, test_cells = exercise_cells(cells)
     code = [(index, cell) for index, cell in enumerate(cells) if cell.get("cell_type") == "code"]
     places = set(test_cells.values())
-    student = [(i, _source(c)) for i, c in code if source_digest(_source(c)) not in known and i not in places]
-    trusted = [_source(c) for _, c in code if source_digest(_source(c)) in known]
+    student = [(i, cell_source(c)) for i, c in code if source_digest(cell_source(c)) not in known and i not in places]
+    trusted = [cell_source(c) for _, c in code if source_digest(cell_source(c)) in known]
     findings = scan_cells([s for _, s in student], trusted)
     flagged = [(i, found) for (i, _), found in zip(student, findings, strict=True) if found]
     records = _records_by_label(code)
@@ -423,7 +424,7 @@ def grade(
         verdict.message = str(result.get("message", ""))
         verdict.earned = result.get("status") == "correct"
     for label, verdict in verdicts.items():  # the exercise's own code: read from the notebook, not the kernel
-        history = [_source(cell) for index, cell in code if index < test_cells[label]]
+        history = [cell_source(cell) for index, cell in code if index < test_cells[label]]
         _hold_to_forbid_and_require(verdict, specs[label], history)
     for verdict in verdicts.values():
         if verdict.tampering:

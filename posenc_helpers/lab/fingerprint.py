@@ -9,7 +9,7 @@ count; every statement, name and number does), over every module of the package 
 lab's code reaches, followed to the end (:func:`training_modules`): the numerics
 the model runs on (``alibi_bias``, ``t5_relative_bucket``, ``rope_frequencies``,
 ``sinusoidal_encoding``, ``scaled_rope_frequencies``) included. The walk resolves
-every way of importing (:class:`_Walk`): through an ``__init__``'s re-exports, ``import
+every way of importing (``_Walk``): through an ``__init__``'s re-exports, ``import
 pkg.x as y``, attributes of an imported package, ``import_module`` of a written name;
 what it cannot read by name (a package handed to ``getattr``, a star import) it keys
 whole. The package's ``__init__`` files only hand names on (a test holds them to it),
@@ -296,7 +296,7 @@ class _Walk:
 def training_modules(start: Iterable[str] | None = None, *, package: Path | str | None = None) -> list[Path]:
     """The modules a lab result depends on: ``start`` and every package module their code reaches, transitively.
 
-    Every way of importing counts (:class:`_Walk`): ``from ..alibi import alibi_bias``,
+    Every way of importing counts (``_Walk``): ``from ..alibi import alibi_bias``,
     ``from posenc_helpers import alibi_bias`` (followed through the ``__init__`` that
     re-exports it to ``alibi.py``), ``from .. import alibi``, ``import posenc_helpers.alibi
     as a``, ``posenc_helpers.alibi_bias`` after ``import posenc_helpers``. An ``__init__``

@@ -17,6 +17,7 @@ import re
 import numpy as np
 import pytest
 
+from posenc_helpers import answer_cells
 from posenc_helpers.grading import record, scan, values, verdict
 from posenc_helpers.grading.values import RECORD_MIME
 from tools.course import chapters_with_exercises
@@ -391,10 +392,34 @@ def test_no_model_answer_of_any_chapter_looks_like_tampering(path):
 
 def test_the_answer_cell_is_the_latest_that_assigns_an_answer_and_its_names_include_aliases():
     history = ["import numpy as np", "pe = sinusoidal_encoding([7], 6)[0]", "x = 1"]
-    assert "sinusoidal_encoding" in scan.names_used(scan.answer_cell(history, ["pe"]))
+    assert "sinusoidal_encoding" in answer_cells.names_used(answer_cells.answer_cell(history, ["pe"]))
     later = [*history, "pe = np.sin(7 * w)"]  # answered again, by hand
-    assert "sinusoidal_encoding" not in scan.names_used(scan.answer_cell(later, ["pe"]))
-    assert "alibi_slopes" in scan.names_used(scan.answer_cell(["def f(t):\n    return alibi_slopes(8) * t"], ["f"]))
+    assert "sinusoidal_encoding" not in answer_cells.names_used(answer_cells.answer_cell(later, ["pe"]))
+    assert "alibi_slopes" in answer_cells.names_used(
+        answer_cells.answer_cell(["def f(t):\n    return alibi_slopes(8) * t"], ["f"])
+    )
     aliased = ["from posenc_helpers import alibi_slopes as s\nslopes = s(20)"]
-    assert "alibi_slopes" in scan.names_used(scan.answer_cell(aliased, ["slopes"]))
-    assert scan.answer_cell(["y = 1"], ["pe"]) == ""
+    assert "alibi_slopes" in answer_cells.names_used(answer_cells.answer_cell(aliased, ["slopes"]))
+    assert answer_cells.answer_cell(["y = 1"], ["pe"]) == ""
+
+
+def test_the_hidden_tests_the_course_writes_are_the_ones_the_verdict_and_the_runner_read():
+    """One format for the hidden test (issue 49): what tools/course writes is read back by the
+    verdict as the released spec, written by hand here, and holds the call the runner keeps
+    out of the kernel's history."""
+    from posenc_helpers.grading import execute
+    from tools.course.nbgrader import hidden_tests
+
+    exercise = {"answer": ["w"], "forbid": ["helper"], "require": []}
+    source = hidden_tests("check_dimension_wavelength(w, dimension=301, d_model=512)", "ex-w", exercise)
+    spec = verdict.released_spec(source)
+    assert spec is not None
+    assert (spec.label, spec.check, spec.answers, spec.forbid) == (
+        "ex-w",
+        "check_dimension_wavelength",
+        ["w"],
+        ["helper"],
+    )
+    assert spec.literals == {"dimension": 301, "d_model": 512} and spec.answer_args == ["0"]
+    assert "from posenc_helpers.grading import record as _record" in source
+    assert execute._HIDDEN_TEST in source and execute._HIDDEN_TEST == "_record.record("

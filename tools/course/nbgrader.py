@@ -43,6 +43,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from posenc_helpers.grading.verdict import RECORD_CALL, RECORD_IMPORT
 from tools.bibliography import citation_labels
 from tools.course.common import assignment_name, chapter_of, prepare, run_script
 from tools.course.markdown import plain_exercises, plain_markdown
@@ -61,8 +62,6 @@ CODE_STUB = "# (your code)"
 TEXT_STUB = "*Write your answer here.*"
 ANSWER_PROMPT = "*Your answer (a few sentences):*"  # what a written answer cell holds in the book
 SCHEMA_VERSION = 3  # nbgrader's cell metadata schema
-#: How a hidden test imports the recorder (``_record.record(...)``, as the verdict reads it).
-RECORD_IMPORT = "from posenc_helpers.grading import record as _record"
 
 #: One course cell's exercise and part (None for a cell outside the exercises).
 Role = tuple[Exercise, str] | None
@@ -153,12 +152,13 @@ def grading_spec(check_source: str, label: str, exercise: Mapping[str, Any]) -> 
 
 def record_call(check_source: str, label: str, exercise: Mapping[str, Any]) -> str:
     """The visible check call rewritten to record its arguments for the grader:
-    ``check_x(a, n=3)`` -> ``_record.record({...spec...}, a, n=3)``."""
+    ``check_x(a, n=3)`` -> ``_record.record({...spec...}, a, n=3)`` (the verdict's
+    :data:`~posenc_helpers.grading.verdict.RECORD_CALL`)."""
     call = check_call(check_source, label)
     written = ast.get_source_segment(check_source, call) or ast.unparse(call)
     arguments = written[written.index("(") + 1 :]
     spec = repr(grading_spec(check_source, label, exercise))
-    return f"_record.record({spec}, {arguments}" if arguments.strip() != ")" else f"_record.record({spec})"
+    return f"{RECORD_CALL}({spec}, {arguments}" if arguments.strip() != ")" else f"{RECORD_CALL}({spec})"
 
 
 def hidden_tests(check_source: str, label: str, exercise: Mapping[str, Any]) -> str:

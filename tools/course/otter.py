@@ -34,9 +34,10 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from posenc_helpers.grading.verdict import RECORD_IMPORT
 from tools.course.common import GRADING, ROOT, RUNTIME, assignment_name, chapter_of, pins, prepare, run_script
 from tools.course.myst import cell_source
-from tools.course.nbgrader import RECORD_IMPORT, TEXT_STUB, course_notebook_with_roles, record_call
+from tools.course.nbgrader import TEXT_STUB, course_notebook_with_roles, record_call
 
 PLUGIN = "posenc_helpers.grading.otter.GradeFromRecords"
 OTTER_CONFIG = """# ASSIGNMENT CONFIG
