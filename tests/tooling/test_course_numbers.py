@@ -145,4 +145,4 @@ def test_the_closing_sections_are_the_ones_the_website_leaves_unnumbered():
     from tools.site.numbering import UNNUMBERED_SECTIONS as WEBSITE
 
     assert WEBSITE is chapters.UNNUMBERED_SECTIONS and UNNUMBERED_SECTIONS is chapters.UNNUMBERED_SECTIONS
-    assert UNNUMBERED_SECTIONS == {"Exercises", "Key takeaways", "Suggested projects"}
+    assert {"Exercises", "Key takeaways", "Suggested projects"} == UNNUMBERED_SECTIONS
