@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..precision import round_to_precision
+from .report import Evidence
 
 __all__ = [
     "DTYPES",
@@ -110,3 +111,17 @@ def rounded_angle_variants(positions: np.ndarray, theta: np.ndarray, fmt: str) -
                 ]
                 variants[" and ".join(what)] = products
     return variants
+
+
+def overflow_evidence(finite: np.ndarray, positions: np.ndarray, label: str, what: str) -> Evidence | None:
+    """Evidence that ``what`` ("the output", "the table") is not finite at the first probe position
+    where ``finite`` (one flag per position) is False: past 65504, float16's largest value, the
+    position or its angle overflows. None when every position is finite."""
+    if np.all(finite):
+        return None
+    first = int(positions[np.flatnonzero(~finite)[0]])
+    note = (
+        f"{what} is not finite at position {first}: past 65504, the largest float16, the position or the "
+        "angle overflows (positions or angles held in float16)"
+    )
+    return Evidence(label, note, position=first, bug="low-precision-angles")

@@ -17,7 +17,15 @@ import numpy as np
 
 from ..rope import apply_rope
 from .angles import angle_tolerance, explain_frequencies, fit_angles, wrap
-from .formats import FLOAT16_OVERFLOW, angle_slack, rounded_angle_variants, rounded_tables, table_cost, within_dtype
+from .formats import (
+    FLOAT16_OVERFLOW,
+    angle_slack,
+    overflow_evidence,
+    rounded_angle_variants,
+    rounded_tables,
+    table_cost,
+    within_dtype,
+)
 from .report import Evidence
 from .spec import RotarySpec, UserCall
 
@@ -352,14 +360,7 @@ def _offset_findings(call: UserCall, spec: RotarySpec) -> list[Evidence]:
 def _overflow(out: np.ndarray, positions: np.ndarray, label: str) -> tuple[np.ndarray, Evidence | None]:
     """The positions whose rows are finite, and evidence when rows past float16's range are not."""
     finite = np.all(np.isfinite(out), axis=(0, 2))
-    if np.all(finite):
-        return finite, None
-    first = int(positions[np.flatnonzero(~finite)[0]])
-    note = (
-        f"the output is not finite at position {first}: past 65504, the largest float16, the position or the "
-        "angle overflows (positions or angles held in float16)"
-    )
-    return finite, Evidence(label, note, position=first, bug="low-precision-angles")
+    return finite, overflow_evidence(finite, positions, label, "the output")
 
 
 def diagnose_rope(call: UserCall, spec: RotarySpec) -> tuple[list[Evidence], bool, list[str]]:

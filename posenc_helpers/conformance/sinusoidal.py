@@ -20,7 +20,15 @@ import numpy as np
 
 from ..sinusoidal import frequencies, sinusoidal_encoding
 from .angles import FrequencyMeaning, angle_tolerance, explain_frequencies, fit_angles, wrap
-from .formats import FLOAT16_OVERFLOW, angle_slack, rounded_angle_variants, rounded_tables, table_cost, within_dtype
+from .formats import (
+    FLOAT16_OVERFLOW,
+    angle_slack,
+    overflow_evidence,
+    rounded_angle_variants,
+    rounded_tables,
+    table_cost,
+    within_dtype,
+)
 from .report import Evidence
 from .rope import probe_positions
 from .spec import UserCall
@@ -235,14 +243,7 @@ def _precision(table: np.ndarray, spec: SinusoidalSpec, positions: np.ndarray, t
 
 def _overflow(table: np.ndarray, positions: np.ndarray, label: str) -> tuple[np.ndarray, Evidence | None]:
     finite = np.all(np.isfinite(table), axis=1)
-    if np.all(finite):
-        return finite, None
-    first = int(positions[np.flatnonzero(~finite)[0]])
-    note = (
-        f"the table is not finite at position {first}: past 65504, the largest float16, the position or the "
-        "angle overflows (positions or angles held in float16)"
-    )
-    return finite, Evidence(label, note, position=first, bug="low-precision-angles")
+    return finite, overflow_evidence(finite, positions, label, "the table")
 
 
 def diagnose_sinusoidal(call: UserCall, spec: SinusoidalSpec) -> tuple[list[Evidence], bool, list[str]]:
