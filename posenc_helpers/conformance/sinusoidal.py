@@ -139,7 +139,15 @@ def column_frequencies(table: np.ndarray, positions: np.ndarray) -> tuple[np.nda
     return kinds, omega
 
 
-def _per_column(spec_base: float, d_model: int, table: np.ndarray, positions: np.ndarray) -> list[Evidence]:
+def _per_column(
+    spec_base: float, theta: np.ndarray, layout: str, table: np.ndarray, positions: np.ndarray
+) -> list[Evidence]:
+    """Read the columns one by one; name the first column that turns at another frequency than its pair.
+
+    ``theta`` is the spec's frequency of each pair and ``layout`` says which columns form a pair, so
+    the evidence's pair, expected and measured frequency all belong to the one column it names.
+    """
+    d_model = table.shape[1]
     probe = f"positions 0 .. {int(positions[-1])}"
     read = column_frequencies(table, positions)
     if read is None:
@@ -153,18 +161,31 @@ def _per_column(spec_base: float, d_model: int, table: np.ndarray, positions: np
     slope = -np.polyfit(index, np.log(omega), 1)[0]
     if np.max(np.abs(np.log(omega) + slope * index)) > 1e-3:
         return [Evidence(probe, "each column has its own frequency, following no law the kit knows")]
-    per_pair_step = 2.0 * np.log(spec_base) / d_model
-    note = "each column, not each pair, gets its own frequency: the dimension index is in the exponent"
+    sines, cosines = _pairs(layout, d_model)
+    pair_of = np.empty(d_model, dtype=int)
+    pair_of[sines], pair_of[cosines] = np.arange(d_model // 2), np.arange(d_model // 2)
+    meant = theta[pair_of]
+    differ = np.flatnonzero(np.abs(omega - meant) > 1e-3 * meant)
+    if differ.size == 0:
+        return [Evidence(probe, "the columns pair up with no frequency law the kit knows")]
+    column = int(differ[0])
+    pair = int(pair_of[column])
+    note = (
+        "each column, not each pair, gets its own frequency (the dimension index is in the exponent): "
+        f"dimension {column}, the {'sine' if kinds[column] > 0 else 'cosine'} of pair {pair}, "
+        "does not turn with its pair"
+    )
     found = [
         Evidence(
             probe,
             note,
-            pair=0,
-            expected=float(np.exp(-per_pair_step)),
-            got=float(omega[2] if d_model > 2 else omega[1]),
+            pair=pair,
+            expected=float(meant[column]),
+            got=float(omega[column]),
             bug="dimension-index-exponent",
         )
     ]
+    per_pair_step = 2.0 * np.log(spec_base) / d_model
     if not (abs(slope - per_pair_step) < 1e-3 * per_pair_step or abs(slope - per_pair_step / 2) < 1e-3 * per_pair_step):
         readings = f"{np.exp(slope * d_model / 2):.6g} (index 2j) or {np.exp(slope * d_model):.6g} (index j)"
         found.append(Evidence(probe, f"and the base is not {spec_base:.6g}: it reads as {readings}", bug="base"))
@@ -297,7 +318,7 @@ def _read_table(
                 findings.append(Evidence(label, note, bug="layout"))
             break
     if chosen is None:
-        found = _per_column(spec.base, d_model, table, positions)
+        found = _per_column(spec.base, theta, layout, table, positions)
         return found, all(item.bug is not None for item in found)
     angles = np.arctan2(table[:, chosen[0]], table[:, chosen[1]])
     fit = fit_angles(positions.astype(np.float64), angles)

@@ -299,6 +299,24 @@ def test_sinusoidal_bug_is_named(bug):
     assert report.bug == bug, str(report)
 
 
+# The dimension index in the exponent, by hand: column j turns at 10000**(-2j/d), where the spec
+# gives both columns of pair k = j // 2 the frequency 10000**(-2k/d). Column 0 is right (1 = 1);
+# the first column that differs is dimension 1, the cosine of pair 0: the spec means 1, the table
+# turns at 10000**(-2/d): 10**(-1/2) = 0.316228 at d = 16, 10**(-1) = 0.1 at d = 8.
+# (Issue 46: the report said "pair 0; expected 0.316228, got 0.1" at d = 16, pair 1's numbers.)
+@pytest.mark.parametrize("d_model, got", [(16, 0.31622776601683794), (8, 0.1)], ids=["d16", "d8"])
+def test_the_dimension_index_evidence_names_the_pair_it_measured(d_model, got):
+    report = diagnose("sinusoidal", sinusoidal_impl(dimension_index=True), d_model=d_model)
+    assert report.bug == "dimension-index-exponent", str(report)
+    (evidence,) = report.evidence
+    assert evidence.pair == 0
+    assert evidence.expected == pytest.approx(1.0, rel=1e-9)
+    assert evidence.got == pytest.approx(got, rel=1e-6)
+    assert "dimension 1, the cosine of pair 0" in evidence.note
+    where = next(line for line in str(report).splitlines() if line.startswith("Where: "))
+    assert where.endswith(f"(pair 0; expected 1, got {got:.6g})"), where
+
+
 ALIBI_BUGS = {
     "alibi-sign": alibi_impl(sign=-1),
     "alibi-slopes-non-power-of-two": alibi_impl(naive=True),

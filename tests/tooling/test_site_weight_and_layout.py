@@ -236,3 +236,43 @@ def test_the_zero_size_font_is_registered_from_the_page_once(tmp_path):
     assert layout.zero_font_early(out, page) == out  # a second build adds nothing
     no_math = "<head></head><body>x</body>"
     assert layout.zero_font_early(no_math, page) == no_math
+
+
+def test_printed_prose_wraps_and_printed_tables_keep_their_lines():
+    """Issue 46: chapter 14's "Where:" lines ran off the column at 1366 px (the output scrolled).
+    A printed output of prose is marked to wrap; one that lines up columns is not."""
+    import json
+    from pathlib import Path
+
+    from docutils import nodes
+    from docutils.frontend import get_default_settings
+    from docutils.parsers.rst import Parser
+    from docutils.utils import new_document
+
+    root = Path(__file__).resolve().parents[2]
+    chapter = json.loads((root / "notebooks" / "14_positional_bugs_museum.ipynb").read_text())
+    reports = [
+        "".join(output["text"])
+        for cell in chapter["cells"]
+        for output in cell.get("outputs", [])
+        if output.get("output_type") == "stream" and "\nWhere: " in "".join(output["text"])
+    ]
+    assert len(reports) >= 8 and all(layout.is_printed_prose(text) for text in reports)
+    table = "sine/cosine pairs  offsets are a fixed map: True\nsines only         offsets are a fixed map: False\n"
+    assert not layout.is_printed_prose(table)
+
+    document = new_document("page", get_default_settings(Parser))
+    prose, aligned, code = (
+        nodes.literal_block(reports[0], reports[0], classes=["output", "stream"]),
+        nodes.literal_block(table, table, classes=["output", "stream"]),
+        nodes.literal_block(reports[0], reports[0], classes=["cell_input"]),
+    )
+    document += [prose, aligned, code]
+    layout.WrapPrintedProse(document).apply()
+    assert layout.PROSE_OUTPUT in prose["classes"]
+    assert layout.PROSE_OUTPUT not in aligned["classes"] and layout.PROSE_OUTPUT not in code["classes"]
+
+    stylesheet = (root / "tools" / "site" / "static" / "layout.css").read_text()
+    # a top-level rule: at every width, not only inside one @media block
+    (rule,) = [rule for rule in css.css_rules(stylesheet) if rule.startswith("div.output.stream.prose-output pre")]
+    assert "white-space: pre-wrap" in rule

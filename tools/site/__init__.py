@@ -128,6 +128,7 @@ def setup(app: Sphinx) -> dict[str, object]:
     math.register_renderer(app)
     numbering.accept_enumerator_option()
     app.add_transform(student.RemoveSolutions)
+    app.add_transform(layout.WrapPrintedProse)  # printed prose wraps at the column (layout.css)
     search.setup_search(app)  # hyphenated terms kept whole; the book's scorer
     # Assets on every page (in this order in each page's head).
     accessibility.add_static_files(app)
@@ -153,4 +154,6 @@ def setup(app: Sphinx) -> dict[str, object]:
     # build-finished: the one post-build chain, after the theme's and the other extensions'
     # handlers (default priority 500: pydata-sphinx-theme writes pygments.css then).
     app.connect("build-finished", finish_site, priority=800)
-    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
+    # env_version: raised when a transform changes what every page's doctree holds, so that
+    # Sphinx reads every page again (2: printed prose marked by layout.WrapPrintedProse).
+    return {"version": "1.0", "env_version": 2, "parallel_read_safe": True, "parallel_write_safe": True}

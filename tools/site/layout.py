@@ -9,6 +9,11 @@
   stylesheets give the light theme (``html[data-theme=light] ...``), restated for
   print whatever the theme. A page printed from dark mode is then printed in the
   light theme's colours: dark text on white paper, light syntax colours.
+- Printed prose wraps at the column (:class:`WrapPrintedProse`): a cell's printed
+  output none of whose lines lines up columns (no run of two spaces inside a line)
+  is marked ``prose-output``, and ``layout.css`` wraps it instead of letting it run
+  off the column, where a reader at 1366 px saw the conformance kit's "Where:" lines
+  of chapter 14 cut off at the fade. Printed tables keep their lines and scroll.
 - An inline script after the sidebar scrolls the chapter list to the current page
   while the page is parsed, before the first paint. The theme does the same (with
   rule) once the page is ready, by which time the text has been painted: on chapters
@@ -39,7 +44,9 @@ import base64
 import re
 from pathlib import Path
 
+from docutils import nodes
 from sphinx.application import Sphinx
+from sphinx.transforms import SphinxTransform
 
 from .css import css_rules
 from .math import CSS_NAME, FONT_DIR
@@ -47,6 +54,37 @@ from .pipeline import Page, Site
 
 STATIC = Path(__file__).resolve().parent / "static"
 PRINT_CSS = "print-light.css"
+
+#: The class of a printed output that wraps (``layout.css``).
+PROSE_OUTPUT = "prose-output"
+_ALIGNED = re.compile(r"\S {2,}\S")  # a run of spaces inside a line: columns lined up
+
+
+def is_printed_prose(text: str) -> bool:
+    """Whether printed ``text`` may wrap: no line lines up columns with runs of spaces.
+
+    Examples
+    --------
+    >>> is_printed_prose("Where: positions 0 .. 131073: each column gets its own frequency")
+    True
+    >>> is_printed_prose("sines only      offsets are a fixed map: False")
+    False
+    """
+    return not any(_ALIGNED.search(line) for line in text.splitlines())
+
+
+class WrapPrintedProse(SphinxTransform):
+    """Mark each printed output (a stream) of prose, so that ``layout.css`` wraps it."""
+
+    default_priority = 900
+
+    def apply(self, **kwargs: object) -> None:
+        for node in self.document.findall(nodes.literal_block):
+            classes = node.get("classes", [])
+            printed = "output" in classes and "stream" in classes
+            if printed and PROSE_OUTPUT not in classes and is_printed_prose(node.astext()):
+                node["classes"].append(PROSE_OUTPUT)
+
 
 _LIGHT = re.compile(r'html\[data-theme=(?:"light"|light)\]')
 
