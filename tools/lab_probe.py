@@ -24,8 +24,8 @@ settings the record uses (``PROTOCOL``, ``DEFAULT_CONFIGS`` per task, ``CONTROLS
 Bitwise equality of two probes on one machine says the code computes the same
 numbers on these inputs; it says nothing about inputs the probe does not reach
 (a branch taken only at other sizes), which is why numerics changes still need
-``make record-lab``. The probe calls the lab's public API as it is now (issue 34's
-question tasks and verdict functions): under a base commit older than that API it
+``make record-lab``. The probe calls the lab's public API as it is now (issue 43's
+answer splits, oracles and three-valued reach): under a base commit older than that API it
 fails, and the change has to be re-recorded instead of re-keyed.
 """
 
@@ -141,11 +141,13 @@ def probe() -> dict[str, object]:
             for placement in ("far", "near")
         }
         scores["shuffled"] = lab.question_accuracy(model, question_lengths, windows=4, shuffled=True)
-        out[task] = [_model_numbers(model), scores, protocol.question_steps(task), lab.question_threshold(task)]
-        out[f"bag of tokens {task}"] = {
-            placement: lab.bag_of_tokens_accuracy(task, question_lengths, train_len=16, placement=placement, windows=8)
-            for placement in ("far", "near")
-        }
+        scores["answers"] = lab.answer_split(model, [16, 48], windows=4)
+        out[task] = [_model_numbers(model), scores, protocol.question_steps(task)]
+        for oracle in (lab.bag_of_tokens_accuracy, lab.order_only_accuracy):
+            out[f"{oracle.__name__} {task}"] = {
+                placement: oracle(task, [16, 32, 48], train_len=16, placement=placement, windows=8)
+                for placement in ("far", "near")
+            }
         if task == "retrieval":
             out["retrieval accuracy"] = lab.retrieval_accuracy(model, [32], placement="near", windows=4)
     out["ngram"] = lab.ngram_baselines(dataclasses.replace(protocol, ngram_orders=(1, 3)), seed=0, windows=4)
@@ -156,7 +158,7 @@ def probe() -> dict[str, object]:
         "sliding": lab.extrapolation_verdicts(record["text"], seeds, largest),
         "over L": lab.extrapolation_verdicts(record["text"], seeds, largest, rise="rise"),
         "reach": {
-            task: lab.question_reach(record["questions"][task], seeds, protocol.lengths, lab.question_threshold(task))
+            task: lab.question_reach(record["questions"][task], seeds, protocol.lengths, windows=protocol.question_windows)
             for task in lab.QUESTION_TASKS
         },
     }

@@ -13,7 +13,7 @@ module                      idea
 :mod:`.optimiser`           one compiled optimisation step and the warmup-stable-decay schedule
 :mod:`.training`            ``train``, several budgets in one run, ``fine_tune``, RoPE rescaling
 :mod:`.evaluation`          ``length_curve``, the sliding-window reference and the other measurements of a model
-:mod:`.question_scoring`    accuracy on the question tasks, and the bag-of-tokens control
+:mod:`.question_scoring`    accuracy and answers on the question tasks; the bag and order-only oracles
 :mod:`.statistics`          seed intervals and the rules for verdicts (one-sided for the loss)
 :mod:`.protocol`            chapter 11's settings and the record ``make record-lab`` writes
 :mod:`.verdicts`            the record's summaries and the verdicts the rules allow
@@ -47,8 +47,25 @@ from .protocol import (
     ngram_baselines,
     record_lab,
 )
-from .question_scoring import bag_of_tokens_accuracy, question_accuracy, retrieval_accuracy
-from .statistics import FLAT_MARGIN, one_sided_bound, rise_verdict, seed_interval
+from .question_scoring import (
+    ANSWER_KINDS,
+    answer_kinds,
+    answer_split,
+    bag_of_tokens_accuracy,
+    order_only_accuracy,
+    question_accuracy,
+    retrieval_accuracy,
+)
+from .statistics import (
+    DROP_MARGIN,
+    FLAT_MARGIN,
+    accuracy_interval,
+    accuracy_standard_error,
+    drop_verdicts,
+    one_sided_bound,
+    rise_verdict,
+    seed_interval,
+)
 from .tasks import QUESTION_TASKS, TASKS, question_sequences, retrieval_sequences, training_batch
 from .training import (
     DEFAULT_CONFIGS,
@@ -65,8 +82,9 @@ from .training import (
 )
 from .verdicts import (
     extrapolation_verdicts,
+    LEARNED_AT,
     question_reach,
-    question_threshold,
+    reach_label,
     reproduces_record,
     summarise_text,
     works_past_training_length,
@@ -112,12 +130,20 @@ __all__ = [
     "position_losses",
     "retrieval_accuracy",
     "question_accuracy",
+    "ANSWER_KINDS",
+    "answer_kinds",
+    "answer_split",
     "bag_of_tokens_accuracy",
+    "order_only_accuracy",
     "sliding_window_losses",
     "offset_accuracy",
     "offset_attention",
     "rope_pair_norms",
     "FLAT_MARGIN",
+    "DROP_MARGIN",
+    "accuracy_standard_error",
+    "accuracy_interval",
+    "drop_verdicts",
     "seed_interval",
     "one_sided_bound",
     "rise_verdict",
@@ -130,8 +156,9 @@ __all__ = [
     "length_curves",
     "summarise_text",
     "extrapolation_verdicts",
-    "question_threshold",
+    "LEARNED_AT",
     "question_reach",
+    "reach_label",
     "reproduces_record",
     "works_past_training_length",
     "record_lab",

@@ -33,7 +33,7 @@ from .evaluation import length_losses, position_losses, rope_pair_norms, scored_
 from .fingerprint import fingerprint, training_modules
 from .model import METHODS, ModelConfig
 from .ngram import ngram_byte_losses
-from .question_scoring import bag_of_tokens_accuracy, question_accuracy
+from .question_scoring import answer_split, bag_of_tokens_accuracy, order_only_accuracy, question_accuracy
 from .statistics import FLAT_MARGIN
 from .tasks import QUESTION_TASKS
 from .training import (
@@ -46,7 +46,7 @@ from .training import (
     two_at_a_time,
     with_rope_scaling,
 )
-from .verdicts import extrapolation_verdicts, question_reach, question_threshold, summarise_text
+from .verdicts import extrapolation_verdicts, question_reach, summarise_text
 
 __all__ = [
     "Protocol",
@@ -292,21 +292,36 @@ def _positions_part(protocol: Protocol, models: dict) -> tuple[dict, dict]:
 
 
 def _score_question_model(protocol: Protocol, model: TrainedModel) -> dict:
-    """A question model's accuracy far and near at every length, and with its context shuffled."""
+    """A question model's accuracy far and near at every length, what it answered there
+    (:func:`~posenc_helpers.lab.answer_split`), and its accuracy with the context shuffled."""
     seed, lengths, windows = model.seed, protocol.lengths, protocol.question_windows
-    scores = {
-        placement: question_accuracy(model, lengths, placement=placement, seed=seed, windows=windows).tolist()
-        for placement in ("far", "near")
-    }
+    scores: dict = {}
+    for placement in ("far", "near"):
+        split = answer_split(model, lengths, placement=placement, seed=seed, windows=windows)
+        scores[placement] = split["right"].tolist()
+        scores[f"{placement} answers"] = {kind: fractions.tolist() for kind, fractions in split.items()}
     scores["shuffled"] = question_accuracy(
         model, lengths, placement="far", seed=seed, windows=windows, shuffled=True
     ).tolist()
     return scores
 
 
+def _oracle(function, task: str, protocol: Protocol) -> dict:
+    """An oracle's accuracy (the bag of tokens, order only), mean over the seeds' sequences, far and near."""
+    return {
+        placement: np.mean(
+            [function(task, protocol.lengths, train_len=protocol.train_len, placement=placement, seed=seed,
+                      windows=protocol.question_windows) for seed in protocol.seeds],
+            axis=0,
+        ).tolist()
+        for placement in ("far", "near")
+    }  # fmt: skip
+
+
 def _questions_part(protocol: Protocol, progress: bool) -> tuple[dict, dict, dict]:
-    """The question tasks: every method and seed trained on each and scored (far, near, shuffled)
-    at every length; the best bag-of-tokens accuracy on the same sequences; the learned-table
+    """The question tasks: every method and seed trained on each and scored (far, near, shuffled;
+    what it answered far and near) at every length; the oracles on the same sequences (the
+    best from a bag of tokens, and from the order of the tokens only); the learned-table
     control on the content lookup."""
     common = dict(
         batch_size=protocol.question_batch_size, train_len=protocol.train_len, learning_rate=protocol.learning_rate,
@@ -314,29 +329,15 @@ def _questions_part(protocol: Protocol, progress: bool) -> tuple[dict, dict, dic
     )  # fmt: skip
     questions: dict = {}
     bag: dict = {}
+    order_only: dict = {}
     for task in QUESTION_TASKS:
         trained = train_many(METHODS, protocol.seeds, task=task, steps=protocol.question_steps(task), **common)
         scores = two_at_a_time(lambda model: _score_question_model(protocol, model), list(trained.values()))
         questions[task] = {m: {} for m in METHODS}
         for (m, s), score in zip(trained, scores, strict=True):
             questions[task][m][str(s)] = score
-        bag[task] = {
-            placement: np.mean(
-                [
-                    bag_of_tokens_accuracy(
-                        task,
-                        protocol.lengths,
-                        train_len=protocol.train_len,
-                        placement=placement,
-                        seed=seed,
-                        windows=protocol.question_windows,
-                    )  # fmt: skip
-                    for seed in protocol.seeds
-                ],
-                axis=0,
-            ).tolist()
-            for placement in ("far", "near")
-        }
+        bag[task] = _oracle(bag_of_tokens_accuracy, task, protocol)
+        order_only[task] = _oracle(order_only_accuracy, task, protocol)
     controls: dict = {}
     for name, change in QUESTION_CONTROLS.items():
         config = dataclasses.replace(DEFAULT_CONFIGS[change["task"]], **change["config"])
@@ -353,7 +354,7 @@ def _questions_part(protocol: Protocol, progress: bool) -> tuple[dict, dict, dic
             "task": change["task"],
             **{str(seed): run for seed, run in zip(protocol.seeds, runs, strict=True)},
         }
-    return questions, bag, controls
+    return questions, {"bag_of_tokens": bag, "order_only": order_only}, controls
 
 
 def _rescue_part(protocol: Protocol, models: dict, progress: bool) -> tuple[list[int], dict]:
@@ -390,7 +391,14 @@ def _rescue_part(protocol: Protocol, models: dict, progress: bool) -> tuple[list
     return rescue_lengths, rescue
 
 
-def record_lab(path: Path | str = RECORD_PATH, *, protocol: Protocol = PROTOCOL, progress: bool = True) -> dict:
+#: The record's keys that the question part writes; :func:`record_lab` with
+#: ``questions_only=True`` recomputes these and keeps every other key.
+QUESTION_KEYS: tuple[str, ...] = ("questions", "bag_of_tokens", "order_only", "question_controls")
+
+
+def record_lab(
+    path: Path | str = RECORD_PATH, *, protocol: Protocol = PROTOCOL, progress: bool = True, questions_only: bool = False
+) -> dict:
     """Run the whole experiment of :data:`PROTOCOL`, write its record to ``path`` and return it.
 
     The parts, in order: the n-gram baselines, the text models (every method, seed and
@@ -399,6 +407,14 @@ def record_lab(path: Path | str = RECORD_PATH, *, protocol: Protocol = PROTOCOL,
     took (``"seconds"``; ``make bench`` prints them). ``make record-lab`` also sets
     ``POSENC_LAB_CACHE``, so that a rerun after an edit outside the lab's training path
     reuses the trained models.
+
+    ``questions_only=True`` (``make record-lab-questions``) runs the question part alone
+    and keeps every other part from the record already at ``path``, which must have the
+    same protocol: for a change to how the question tasks are scored or judged, which
+    leaves the text part's code as it was. The record then says so (``"kept"``: the
+    parts kept, the digest of the record they come from, and the seconds they took
+    there); whether the text part's code really is unchanged is the committer's to
+    show (``tools/lab_probe.py``'s text part, run under both trees).
     """
     started = time.perf_counter()
     seconds: dict[str, float] = {}
@@ -410,22 +426,36 @@ def record_lab(path: Path | str = RECORD_PATH, *, protocol: Protocol = PROTOCOL,
         print(f"record-lab: {name} done in {seconds[name]:.0f} s", flush=True)
         return result
 
+    if not isinstance(questions_only, bool):
+        raise TypeError(f"questions_only must be True or False, got {questions_only!r}")
+    if questions_only:
+        old = json.loads(Path(path).read_text(encoding="utf-8"))
+        if old["protocol"] != json.loads(json.dumps(asdict(protocol))):
+            raise ValueError(f"questions_only needs a record at {path} made with the same protocol; run make record-lab")
+        questions, oracles, question_controls = timed("question tasks", _questions_part, protocol, progress)
+        kept_from = old.get("kept", {}).get("from_digest", old["digest"])
+        kept_seconds = old.get("kept", {}).get("seconds", old["seconds"])
+        record = {key: value for key, value in old.items() if key not in (*QUESTION_KEYS, "reach", "digest")}
+        record.update(
+            questions=questions, **oracles, question_controls=question_controls, seconds=seconds,
+            kept={"parts": [key for key in record if key not in ("protocol", "machine", "seconds", "verdicts")],
+                  "from_digest": kept_from, "seconds": kept_seconds},
+        )  # fmt: skip
+        record["machine"] = _machine()
+        record = {"digest": lab_digest(protocol), **_rounded(record)}
+        return _finish(record, protocol, path)
     baselines = timed("baselines", lambda: {str(seed): ngram_baselines(protocol, seed) for seed in protocol.seeds})
     models, training_seconds = timed("text training", _train_text, protocol, progress)
     text = timed("text evaluation", _evaluate_text, protocol, models)
     controls = timed("controls", _controls_part, protocol, progress)
     positions, norms = timed("positions and pair norms", _positions_part, protocol, models)
-    questions, bag, question_controls = timed("question tasks", _questions_part, protocol, progress)
+    questions, oracles, question_controls = timed("question tasks", _questions_part, protocol, progress)
     rescue_lengths, rescue = timed("rescue", _rescue_part, protocol, models, progress)
     seconds["total"] = round(time.perf_counter() - started, 1)
     record = {
         "digest": lab_digest(protocol),
         "protocol": asdict(protocol),
-        "machine": {
-            "processor": platform.machine(),
-            "python": platform.python_version(),
-            **{name: metadata.version(name) for name in ("numpy", "jax", "jaxlib", "optax")},
-        },
+        "machine": _machine(),
         "seconds": seconds,
         "training_seconds": training_seconds,
         "baselines": baselines,
@@ -434,15 +464,29 @@ def record_lab(path: Path | str = RECORD_PATH, *, protocol: Protocol = PROTOCOL,
         "positions": positions,
         "pair_norms": norms,
         "questions": questions,
-        "bag_of_tokens": bag,
+        **oracles,
         "question_controls": question_controls,
         "rescue_lengths": rescue_lengths,
         "rescue": rescue,
     }
-    record = _rounded(record)
+    return _finish(_rounded(record), protocol, path)
+
+
+def _machine() -> dict:
+    return {
+        "processor": platform.machine(),
+        "python": platform.python_version(),
+        **{name: metadata.version(name) for name in ("numpy", "jax", "jaxlib", "optax")},
+    }
+
+
+def _finish(record: dict, protocol: Protocol, path: Path | str) -> dict:
+    """The verdicts and reach drawn from the record's numbers; the record written to ``path``."""
     record["verdicts"] = extrapolation_verdicts(record["text"], protocol.seeds, protocol.largest)
     record["reach"] = {
-        task: question_reach(record["questions"][task], protocol.seeds, protocol.lengths, question_threshold(task))
+        task: _rounded(
+            question_reach(record["questions"][task], protocol.seeds, protocol.lengths, windows=protocol.question_windows)
+        )
         for task in QUESTION_TASKS
     }
     Path(path).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")

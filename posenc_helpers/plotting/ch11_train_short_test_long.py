@@ -296,7 +296,9 @@ def plot_interval_curves(
     Parameters
     ----------
     means, halves : mapping of str to array_like
-        Method to the mean at each ``x``, and to the half-width of its interval.
+        Method to the mean at each ``x``, and to the half-width of its interval, or
+        to its extent below and above the mean, ``(2, len(x))``, for an interval that
+        is not symmetric (an accuracy clipped at 1).
     x : array_like
         Positions on the x axis (lengths or budgets), increasing.
     train_len : int, optional
@@ -340,7 +342,12 @@ def plot_interval_curves(
         if method not in halves:
             raise ValueError(f"halves must hold a half-width for every method of means, missing {method!r}")
         values = _as_curve(values, f"means[{method!r}]", x.size)
-        half = _as_curve(halves[method], f"halves[{method!r}]", x.size)
+        half = np.asarray(halves[method], dtype=float)
+        if half.ndim == 2:
+            if half.shape != (2, x.size) or not np.isfinite(half).all() or (half < 0).any():
+                raise ValueError(f"halves[{method!r}] must be {x.size} half-widths, or (2, {x.size}) extents >= 0")
+        else:
+            half = _as_curve(half, f"halves[{method!r}]", x.size)
         style = _style(method)
         ax.errorbar(
             x, values, yerr=half, color=style["color"], linestyle=style["linestyle"], marker=style["marker"],

@@ -812,33 +812,126 @@ def test_extrapolation_verdicts_by_hand():
     assert lab.extrapolation_verdicts(text, (0, 1, 2), 8, margin=1.0)["a"] == "does not rise"
 
 
-def test_question_threshold_by_hand():
-    assert lab.question_threshold("order") == 0.75  # halfway between 1/2 and 1
-    assert lab.question_threshold("order", 4) == 0.75  # the alphabet does not matter for two keys
-    assert lab.question_threshold("retrieval") == 33 / 64  # halfway between 1/32 and 1
-    assert lab.question_threshold("marker", 4) == 0.625
-    assert lab.question_threshold("retrieval", 2) == 0.75
-
-
 def test_question_reach_by_hand():
-    """Threshold 0.6, three seeds, lengths 8 .. 64. "long": every column 1.0 (no spread: the
-    bound is the value). "stops": 0.9, 0.8, 0.7 at 16 (lower bound 0.8 - 2.92 * 0.1 / sqrt(3)
-    = 0.631 > 0.6), then 0.9, 0.5, 0.7 at 32 (0.7 - 2.92 * 0.2 / sqrt(3) = 0.363): 16, even
-    though it answers again at 64. "never": 0.6 at 8, on the threshold, not above it."""
-    lengths = [8, 16, 32, 64]
-    columns = {
-        "long": [[1.0] * 3] * 4,
-        "stops": [[1.0] * 3, [0.9, 0.8, 0.7], [0.9, 0.5, 0.7], [1.0] * 3],
-        "never": [[0.6] * 3, [1.0] * 3, [1.0] * 3, [1.0] * 3],
+    """Three seeds, lengths 8, 16, 32, 128 sequences each; the accuracy of a seed is the worse
+    of far and near. "keeps": 1.0 everywhere. "one unlearned": seed 1 answers 0.7 at L (below
+    0.8: never learned), the others 1.0, 1.0, then 0.2: at 16 the two seeds' paired drop is 0
+    with binomial variance (p = 130/132 at both lengths) 4 p(1-p)/132 / 4, standard error 0.0106,
+    upper bound 0 + t(0.95, 1) 6.314 * 0.0106 = 0.067 < 0.1: keeps; at 32 the drop is 0.8,
+    lower bound 0.8 - t(0.975, 1) 12.71 * 0.0263 = 0.47 > 0.1 (Bonferroni over 2 lengths):
+    drops. "near lost": far 1.0, near 0.0 from 16: drops at 16. "never": 0.5 at L everywhere."""
+    lengths = [8, 16, 32]
+    far = {"keeps": [1.0] * 3, "one unlearned": [1.0, 1.0, 0.2], "near lost": [1.0] * 3, "never": [0.5] * 3}
+    near = {"keeps": [1.0] * 3, "one unlearned": [1.0, 1.0, 0.2], "near lost": [1.0, 0.0, 0.0], "never": [1.0] * 3}
+    part = {m: {str(s): {"far": far[m], "near": near[m]} for s in range(3)} for m in far}
+    part["one unlearned"]["1"] = {"far": [0.7, 0.7, 0.7], "near": [1.0] * 3}
+    part["keeps"]["5"] = {"far": [0.0] * 3, "near": [0.0] * 3}  # a seed not asked for
+    reach = lab.question_reach(part, range(3), lengths, windows=128)
+    assert {m: (e["verdicts"], e["reach"], e["learned"]) for m, e in reach.items()} == {
+        "keeps": (["keeps", "keeps"], 32, [0, 1, 2]),
+        "one unlearned": (["keeps", "drops"], 16, [0, 2]),
+        "near lost": (["drops", "drops"], 8, [0, 1, 2]),
+        "never": (["unresolved", "unresolved"], 0, []),
     }
-    part = {
-        method: {str(seed): {"far": [column[seed] for column in cols], "near": [0.0] * 4} for seed in range(3)}
-        for method, cols in columns.items()
+    p = 130 / 132
+    assert reach["one unlearned"]["upper"][0] == pytest.approx(6.3138 * math.sqrt(4 * p * (1 - p) / 132) / 2, rel=1e-3)
+    q = 28 / 132  # 0.2 of 128 is 25.6: 26 right, adjusted (26 + 2) / 132
+    se = math.sqrt(2 * (p * (1 - p) + q * (1 - q)) / 132) / 2
+    assert reach["one unlearned"]["lower"][1] == pytest.approx(0.8 - 12.7062 * se, rel=1e-3)
+    labels = {m: lab.reach_label(e, lengths, seeds=range(3)) for m, e in reach.items()}
+    assert labels == {
+        "keeps": "keeps to 32",
+        "one unlearned": "keeps to 16, drops at 32 (seed 1 never learned it)",
+        "near lost": "drops at 16",
+        "never": "unresolved: no seed learned it",
     }
-    part["stops"]["5"] = {"far": [0.0] * 4}  # a seed not asked for
-    assert lab.question_reach(part, range(3), lengths, 0.6) == {"long": 64, "stops": 16, "never": 0}
-    assert lab.question_reach(part, range(3), lengths, 0.65)["stops"] == 8  # 0.631 is below 0.65
-    assert lab.question_reach(part, range(3), lengths, 0.5)["never"] == 64
+
+
+def test_accuracy_uncertainty_by_hand():
+    """Three perfect seeds of 128: no spread, but the binomial floor with p = 130/132 gives a
+    standard error sqrt(3 p (1-p) / 132) / 3 and an interval 4.303 times that below 1. A paired
+    drop from 1.0 to 0.5 on every seed: standard error sqrt(3 (p(1-p) + 0.25) / 132) / 3 (64 of
+    128 right is adjusted to 66/132 = 0.5), lower bound 0.5 - 2.920 * se > 0.1: drops."""
+    p = 130 / 132
+    se = math.sqrt(3 * p * (1 - p) / 132) / 3
+    assert lab.accuracy_standard_error([1.0, 1.0, 1.0], 128) == pytest.approx(se, rel=1e-9)
+    mean, low, high = lab.accuracy_interval([1.0, 1.0, 1.0], 128)
+    assert (mean, high) == (1.0, 1.0) and low == pytest.approx(1 - 4.3027 * se, rel=1e-4)
+    assert lab.accuracy_standard_error([0.5, 0.7, 0.9], 128) == pytest.approx(0.2 / math.sqrt(3))  # spread wins
+    drop_se = math.sqrt(3 * (p * (1 - p) + 0.25) / 132) / 3
+    verdicts, upper, lower = lab.drop_verdicts([1.0] * 3, [[0.5]] * 3, 128)
+    assert verdicts == ["drops"] and lower[0] == pytest.approx(0.5 - 2.9200 * drop_se, rel=1e-4)
+    assert upper[0] == pytest.approx(0.5 + 2.9200 * drop_se, rel=1e-4)
+    for bad, word in (([1.0], "accuracies"), ([0.5, 1.5], "accuracies"), ([0.5, float("nan")], "accuracies")):
+        with pytest.raises(ValueError, match=word):
+            lab.accuracy_standard_error(bad, 128)
+    with pytest.raises(ValueError, match="windows"):
+        lab.accuracy_standard_error([0.5, 0.6], 0)
+    with pytest.raises(ValueError, match="at_lengths"):
+        lab.drop_verdicts([1.0, 1.0], [[0.5, 0.5]], 128)
+    with pytest.raises(ValueError, match="margin"):
+        lab.drop_verdicts([1.0, 1.0], [[0.5], [0.5]], 128, margin=0)
+
+
+def test_far_placement_is_past_the_training_length_where_there_is_room():
+    """L = 8. At 32 (4L) far distances are 16 .. 23: every planted token at a position
+    32 - 1 - d in 8 .. 15, past L, and more than L back. At 16 (2L) there is no room for
+    both, and far is the older half, distances 8 .. 15. Near is always within L/2."""
+    from posenc_helpers.lab.question_scoring import _question_span, _question_set
+
+    assert _question_span("order", "far", 32, 8) == (16, 24)
+    assert _question_span("marker", "far", 16, 8) == (8, 16)
+    assert _question_span("retrieval", "far", 8, 8) == (4, 8)
+    assert _question_span("marker", "near", 32, 8) == (2, 4)
+    for task, planted in (("order", lambda t: (t >= 4) & (t < 8)), ("marker", lambda t: t == 8),
+                          ("retrieval", lambda t: (t >= 4) & (t < 8))):  # fmt: skip
+        tokens, _ = _question_set(task, 32, 8, "far", 0, 200, 4, False)
+        where = np.nonzero(planted(tokens[:, :-1]))[1]
+        assert where.min() >= 8 and 31 - where.max() > 8, task
+
+
+def test_answer_kinds_by_hand():
+    """Alphabet 4: filler 0-3, keys 4-7, marker or query 8, query 9."""
+    marker = np.array([[3, 8, 1, 2, 0, 9]])  # the answer is 1, after the marker; 2 is its neighbour
+    retrieval = np.array([[0, 1, 6, 2, 3, 8]])  # the key 6 between neighbours 1 and 2
+    cases = {
+        ("marker", 1): (marker, {1: "right", 8: "other planted", 2: "neighbour", 5: "other key", 0: "filler", 9: "other"}),
+        ("retrieval", 6): (retrieval, {6: "right", 1: "neighbour", 2: "neighbour", 5: "other key", 3: "filler",
+                                       8: "other"}),
+    }  # fmt: skip
+    for (task, answer), (tokens, expected) in cases.items():
+        for predicted, kind in expected.items():
+            got = lab.answer_kinds(task, tokens, np.array([answer]), np.array([predicted]), 4)
+            assert lab.ANSWER_KINDS[int(got[0])] == kind, (task, predicted)
+
+
+@pytest.mark.slow
+def test_answer_split_adds_up_to_the_accuracy():
+    """A model that always names key 2 (alphabet 2): its "right" share is its accuracy, the
+    other key 3 is "other planted" in the order task (both keys are always in the context)."""
+    model = _always_model("order", 2, 2)
+    split = lab.answer_split(model, [8, 16], windows=40)
+    np.testing.assert_allclose(sum(split.values()), 1.0)
+    np.testing.assert_array_equal(split["right"], lab.question_accuracy(model, [8, 16], windows=40))
+    np.testing.assert_allclose(split["right"] + split["other planted"], 1.0)
+    with pytest.raises(ValueError, match="answer_split needs"):
+        lab.answer_split(_constant_model("text"), [8])
+
+
+def test_order_only_accuracy_by_hand():
+    """Alphabet 2, L = 8, near: the marker 2 or 3 back, so 1 or 2 tokens follow it before the
+    query: 1 token is the answer (right every time); of 2, the most frequent is right 3/4 of
+    the time (_marker_bag_accuracy_by_hand(2)); expected 7/8. Far at 32: 15 .. 22 tokens follow."""
+    assert lab.order_only_accuracy("order", [8, 32], train_len=8).tolist() == [1.0, 1.0]
+    assert lab.order_only_accuracy("retrieval", [8], train_len=8, placement="near").tolist() == [1.0]
+    windows = 20000
+    for placement, length, exact in (
+        ("near", 8, (1 + _marker_bag_accuracy_by_hand(2)) / 2),
+        ("far", 32, np.mean([_marker_bag_accuracy_by_hand(d - 1) for d in range(16, 24)])),
+    ):
+        estimate = lab.order_only_accuracy("marker", [length], train_len=8, placement=placement, windows=windows,
+                                           alphabet=2, seed=3)[0]  # fmt: skip
+        assert abs(estimate - exact) < 4 * math.sqrt(exact * (1 - exact) / windows), (placement, estimate, exact)
 
 
 def test_reproduces_record_by_hand():
@@ -922,6 +1015,15 @@ def test_the_record_is_not_stale():
     assert recorded == dataclasses.asdict(lab.PROTOCOL)
 
 
+def _rounded_like_the_record(value):
+    """Floats to 5 decimals, as the record stores them."""
+    if isinstance(value, dict):
+        return {str(k): _rounded_like_the_record(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_rounded_like_the_record(v) for v in value]
+    return round(float(value), 5) if isinstance(value, float | np.floating) else value
+
+
 def test_the_records_verdicts_follow_from_its_numbers():
     record = trained_extrapolation()
     protocol = lab.PROTOCOL
@@ -933,20 +1035,29 @@ def test_the_records_verdicts_follow_from_its_numbers():
     tasks = set(lab.QUESTION_TASKS)
     assert set(record["reach"]) == set(record["questions"]) == set(record["bag_of_tokens"]) == tasks
     for task in lab.QUESTION_TASKS:
-        threshold = lab.question_threshold(task)
-        assert record["reach"][task] == lab.question_reach(
-            record["questions"][task], protocol.seeds, protocol.lengths, threshold
+        reach = lab.question_reach(
+            record["questions"][task], protocol.seeds, protocol.lengths, windows=protocol.question_windows
         )
+        assert record["reach"][task] == json.loads(json.dumps(_rounded_like_the_record(reach)))
         assert set(record["reach"][task]) == set(lab.METHODS)
-        assert set(record["reach"][task].values()) <= {0, *protocol.lengths}
+        for entry in record["reach"][task].values():
+            assert entry["reach"] in {0, *protocol.lengths}
+            assert set(entry["verdicts"]) <= {"keeps", "drops", "unresolved"}
         for method in lab.METHODS:
             assert set(record["questions"][task][method]) == {str(s) for s in protocol.seeds}
             for scores in record["questions"][task][method].values():
-                assert set(scores) == {"far", "near", "shuffled"}
-                for values in scores.values():
+                assert set(scores) == {"far", "near", "shuffled", "far answers", "near answers"}
+                for placement in ("far", "near"):
+                    answers = scores[f"{placement} answers"]
+                    assert list(answers) == list(lab.ANSWER_KINDS) and answers["right"] == scores[placement]
+                    assert np.allclose(np.sum(list(answers.values()), axis=0), 1.0, atol=1e-4)
+                for placement in ("far", "near", "shuffled"):
+                    values = scores[placement]
                     assert len(values) == len(protocol.lengths) and all(0 <= v <= 1 for v in values)
-        bag = record["bag_of_tokens"][task]
-        assert set(bag) == {"far", "near"} and all(len(v) == len(protocol.lengths) for v in bag.values())
+        for oracle in ("bag_of_tokens", "order_only"):
+            part = record[oracle][task]
+            assert set(part) == {"far", "near"} and all(len(v) == len(protocol.lengths) for v in part.values())
+    assert record["order_only"]["order"]["far"] == [1.0] * len(protocol.lengths)
     assert record["bag_of_tokens"]["retrieval"]["far"] == [1.0] * len(protocol.lengths)
     assert record["bag_of_tokens"]["order"]["near"] == [0.5] * len(protocol.lengths)
     assert all(1 / 32 < v < 0.2 for v in record["bag_of_tokens"]["marker"]["far"])
@@ -1102,3 +1213,21 @@ def test_keying_runs_from_several_threads_at_once():
     with ThreadPoolExecutor(4) as pool:
         keys = set(pool.map(cache.run_key, [{"seed": 0}] * 8))
     assert len(keys) == 1
+
+
+def test_interval_curves_take_intervals_that_are_not_symmetric():
+    """An accuracy of 1.0 with an interval down to 0.97 is drawn from 0.97 to 1.0, not to 1.03."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from posenc_helpers.plotting import plot_interval_curves
+
+    ax = plot_interval_curves({"nope": [1.0, 0.5]}, {"nope": [[0.03, 0.1], [0.0, 0.1]]}, np.array([64, 128]))
+    segments = ax.collections[0].get_segments()  # the error bars, one segment per point
+    np.testing.assert_allclose([seg[:, 1] for seg in segments], [[0.97, 1.0], [0.4, 0.6]])
+    for bad in ([[0.1, 0.1]], [[0.1, -0.1], [0.1, 0.1]], [[0.1, 0.1, 0.1], [0.1, 0.1, 0.1]]):
+        with pytest.raises(ValueError, match="halves"):
+            plot_interval_curves({"nope": [1.0, 0.5]}, {"nope": bad}, np.array([64, 128]))
+    plt.close("all")
