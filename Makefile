@@ -55,7 +55,7 @@ SKIP_DRAWING := PYTHONSTARTUP=$(abspath tools/skip_figure_drawing.py)
 
 .PHONY: help setup book book-only test test-fast _test-fast-unit test-unit test-doctest lint test-notebooks test-notebooks-native \
         test-notebooks-portable test-course test-student-book test-browser browser-only \
-        audit notebooks text sync-setup chapter lab lab-student serve bench rekey-lab course collect grade otter student student-branch student-book lock release clean distclean \
+        audit notebooks text sync-setup chapter lab lab-student serve bench rekey-lab record-lab-questions course collect grade otter student student-branch student-book lock release clean distclean \
         _test-parallel _book-then-browser
 
 help:  ## this list: every target with a line of its own, from the comment (##) above its rule
@@ -346,6 +346,11 @@ release: $(STAMP)
 record-lab: $(READER_STAMP)
 	POSENC_LAB_CACHE=$${POSENC_LAB_CACHE:-$(abspath _build/lab-cache)} \
 	$(PY) -c 'from posenc_helpers.lab import record_lab; r = record_lab(); print(r["verdicts"], r["reach"], r["seconds"])'
+
+## re-run only the record's question tasks, keeping its text part (for a change to their scoring alone; CONTRIBUTING)
+record-lab-questions: $(READER_STAMP)
+	POSENC_LAB_CACHE=$${POSENC_LAB_CACHE:-$(abspath _build/lab-cache)} \
+	$(PY) -c 'from posenc_helpers.lab import record_lab; r = record_lab(questions_only=True); print(r["reach"], r["seconds"])'
 
 # After a refactor of the lab (code moved, renamed, split; no number changed): prove it
 # computes the same as BASE, a commit whose record was valid, and give the record the
