@@ -15,6 +15,13 @@ Their references read as on the website (:mod:`tools.references`): numbered head
 numbered caption under each figure, and display equations numbered as the website
 numbers them; this needs the notebooks, ``_config.yml`` and ``book/``, not a built site.
 
+The conformance kit's lines "Explained in the book: chapter 04, ... (notebooks/04_...html#...)"
+point at the website's pages, which do not exist in JupyterLab. In a copy's stored outputs
+they are written as a kernel running among the copies writes them
+(:func:`posenc_helpers.conformance.notebook_reference`: the chapter, the section's number,
+the notebook beside), and the folder gets the marker
+(:data:`posenc_helpers.conformance.WORKING_COPIES_MARKER`) by which a kernel there knows it.
+
 A copy that exists is never overwritten (it holds the reader's work) unless
 ``--force`` (``FORCE=1``) is given. The copies are not paired with a text twin.
 Instructors' solution-free copies, made by nbgrader for a course, are
@@ -31,14 +38,24 @@ from __future__ import annotations
 import argparse
 import copy
 import platform
+import re
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import nbformat
 
+from posenc_helpers.conformance import WORKING_COPIES_MARKER, notebook_reference
+
 from .course.myst import SOLUTION_END, SOLUTION_START, cell_source
+from .course.numbers import Target
 from .course.record import split_solutions
-from .references import resolved_for_jupyterlab
+from .references import resolved_for_jupyterlab, this_book
+
+#: The kit's line on the website: a chapter, a section's title and its page's anchor.
+SITE_SECTION = re.compile(
+    r'chapter (?P<chapter>\d\d), "(?P<title>[^"\n]+)" \(notebooks/(?P<stem>\d\d_\w+)\.html#(?P<label>[\w-]+)\)'
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK_COPIES = ROOT / "_build" / "lab" / "book"
@@ -59,6 +76,27 @@ def without_solutions(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return out
 
 
+def sections_for_jupyterlab(text: str, targets: Mapping[str, Target]) -> str:
+    """``text`` with each of the kit's references to a website page (:data:`SITE_SECTION`)
+    written as a kernel among the working copies writes it (chapter, section number, notebook)."""
+
+    def local(match: re.Match[str]) -> str:
+        target = targets.get(match.group("label"))
+        number = target.number if target is not None else None
+        return notebook_reference(match.group("stem"), match.group("title"), number)
+
+    return SITE_SECTION.sub(local, text)
+
+
+def _outputs_for_jupyterlab(nb: nbformat.NotebookNode, targets: Mapping[str, Target]) -> None:
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream":
+                output["text"] = sections_for_jupyterlab(output["text"], targets)
+            elif "text/plain" in output.get("data", {}):
+                output["data"]["text/plain"] = sections_for_jupyterlab(output["data"]["text/plain"], targets)
+
+
 def working_copy(nb: nbformat.NotebookNode, *, student: bool, page: str | None = None) -> nbformat.NotebookNode:
     """What a reader opens: ``nb`` unpaired from its text twin, without its solutions
     if ``student``, and with the Python version that its kernel (this environment's
@@ -72,7 +110,9 @@ def working_copy(nb: nbformat.NotebookNode, *, student: bool, page: str | None =
     if not isinstance(nb, nbformat.NotebookNode):
         raise TypeError(f"nb must be a notebook (nbformat.NotebookNode), got {type(nb).__name__}")
     if page is not None:
-        nb = nbformat.from_dict(resolved_for_jupyterlab(nb, page))
+        book = this_book()
+        nb = nbformat.from_dict(resolved_for_jupyterlab(nb, page, book))
+        _outputs_for_jupyterlab(nb, book.targets)
     out = without_solutions(nb) if student else copy.deepcopy(nb)
     out.metadata.pop("jupytext", None)
     out.metadata.setdefault("language_info", {})["version"] = platform.python_version()
@@ -87,6 +127,10 @@ def write_copies(
     if not notebooks:
         raise ValueError("notebooks: no notebook to copy")
     out.mkdir(parents=True, exist_ok=True)
+    (out / WORKING_COPIES_MARKER).write_text(
+        "A folder of the book's working copies (tools/working_copies.py): the conformance kit, run here,\n"
+        "points at the chapters beside it, not at the website's pages.\n"
+    )
     written, kept = [], []
     for path in notebooks:
         target = out / path.name

@@ -16,17 +16,20 @@ Answers a student may type
 --------------------------
 An exercise whose answer is one real number states the precision it asks for
 in its question ("to two decimal places"), and its check compares with
-:func:`compare_number` at that :class:`Precision`: an answer within one unit
-of the last decimal asked for passes, so a rounded and a truncated answer
-both do; an answer typed with fewer decimals than asked for and right to the
-digits it has (rounded or truncated) is told "close: give more digits"; any
+:func:`compare_number` at that :class:`Precision`: an answer passes when it
+rounds, at that many decimals, to the value rounded there (the value itself
+and more digits of it pass; 2.71 for e = 2.71828... does not, nor does a
+truncation that is not the rounding); an answer typed with fewer decimals than
+asked for and right to the digits it has is told "close: give more digits"; any
 other wrong answer gets one message whichever side of the answer it lies on,
 naming no number and no direction (a "too long" or "too short", or a "close"
 for anything within some distance of the answer, would let a student bisect
 their way to full marks: the edges of a band give away its middle). A
 named-mistake hint is given only when the answer matches that mistake at the
 same precision. An answer that is one whole number (a position) is compared
-exactly, and its messages name no direction either.
+exactly, and its messages name no direction either. A number typed as a string
+is refused as a string; an array whose every entry is the right one rounded (or
+truncated) to a few decimals is told "right to N decimals; give more digits".
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ __all__ = [
     "compare_arrays",
     "Precision",
     "compare_number",
+    "rounded_decimals",
+    "rounds_right",
     "typed_decimals",
 ]
 
@@ -151,8 +156,24 @@ def _format_index(index: tuple[int, ...], axes: Sequence[str]) -> str:
     return ", ".join(f"{name} {i}" for name, i in zip(names, index, strict=False))
 
 
+def _holds_text(answer: Any) -> bool:
+    """Whether ``answer`` is a string, or an array or list holding one (numpy would convert it)."""
+    if isinstance(answer, str | bytes | np.str_ | np.bytes_):
+        return True
+    try:
+        array = np.asarray(answer) if isinstance(answer, np.ndarray | list | tuple) else np.asarray(0)
+    except (TypeError, ValueError):
+        return False
+    return array.dtype.kind in "US" or (array.dtype.kind == "O" and any(isinstance(x, str) for x in array.ravel()))
+
+
 def as_answer_array(answer: Any, name: str) -> np.ndarray:
-    """Convert an answer to a float array or fail with a message about its type."""
+    """Convert an answer to a float array or fail with a message about its type (a number typed
+    as a string, ``'0.5'``, is refused: the answer is a number, a string is text)."""
+    if _holds_text(answer):
+        if np.ndim(answer) == 0:
+            raise CheckFailed(f"{name} should be a number, not a string: write the number without quotes.")
+        raise CheckFailed(f"{name} should hold numbers, not strings: write each number without quotes.")
     try:
         array = np.asarray(answer, dtype=np.float64)
     except (TypeError, ValueError):
@@ -284,6 +305,13 @@ def compare_arrays(
         if mistake.shape == array.shape and np.allclose(array, mistake, atol=atol, rtol=rtol):
             raise CheckFailed(f"{name} {verb} not yet {description}. Hint: {hint}")
     low_precision = precision_hint(original)
+    decimals = None if low_precision else rounded_decimals(array, expected)
+    if decimals is not None:
+        places = "decimal" if decimals == 1 else "decimals"
+        raise CheckFailed(
+            f"{name} {verb} not yet {description}: {'they are' if plural else 'it is'} right to {decimals} "
+            f"{places}; give more digits (compute the values in numpy instead of typing them rounded)."
+        )
     if array.ndim == 0:
         raise CheckFailed(f"{name} {verb} not yet {description}: yours is {float(array):.6g}.{low_precision}")
     first = tuple(int(i) for i in np.argwhere(~close)[0])
@@ -294,6 +322,26 @@ def compare_arrays(
     )
 
 
+def rounded_decimals(answer: np.ndarray, expected: np.ndarray, most: int = 8) -> int | None:
+    """The fewest decimals ``n`` (1 to ``most``) at which every entry of ``answer`` is the
+    entry of ``expected`` rounded or truncated to ``n`` decimals, or None.
+
+    >>> exact = np.array([0.6569866, 0.75390225, 0.99988628])
+    >>> rounded_decimals(np.round(exact, 3), exact), rounded_decimals(np.trunc(exact * 100) / 100, exact)
+    (3, 2)
+    """
+    if answer.shape != expected.shape or not np.all(np.isfinite(expected)):
+        return None
+    for decimals in range(1, most + 1):
+        unit = 10.0**-decimals
+        slack = 1e-6 * unit + 1e-7 * np.abs(expected)  # a float32 answer holds 0.657 as 0.65700001
+        rounded = np.abs(answer - np.round(expected, decimals)) <= slack
+        truncated = np.abs(answer - np.trunc(expected / unit) * unit) <= slack
+        if np.all(rounded | truncated):
+            return decimals
+    return None
+
+
 # --------------------------------------------------------------------------- one real number
 _NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 
@@ -302,9 +350,8 @@ _NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "e
 class Precision:
     """The precision an exercise asks a real-number answer to: a number of decimal places.
 
-    An answer passes when it lies within one unit of the last decimal asked for
-    (``tolerance``), so the right value rounded or truncated to that many places
-    passes. The exercise's question states it in the same words (``words``).
+    An answer passes when it rounds to the right value at that many places
+    (:func:`rounds_right`); the question states it in the same words (``words``).
 
     Examples
     --------
@@ -320,14 +367,13 @@ class Precision:
 
     @property
     def tolerance(self) -> float:
-        """One unit of the last decimal asked for."""
+        """One unit of the last decimal asked for (named mistakes are recognised within it)."""
         return 10.0**-self.decimals
 
     @property
     def words(self) -> str:
         """The precision as the question says it, e.g. ``"two decimal places"``."""
-        places = "place" if self.decimals == 1 else "places"
-        return f"{_NUMBER_WORDS[self.decimals]} decimal {places}"
+        return f"{_NUMBER_WORDS[self.decimals]} decimal {'place' if self.decimals == 1 else 'places'}"
 
 
 def compare_number(
@@ -354,9 +400,9 @@ def compare_number(
     description : str
         What the answer should be, after "is not yet", e.g. ``"the wavelength of dimension 3"``.
     precision : Precision
-        The precision the exercise's question states. Answers within one unit of
-        its last decimal pass (a float32 answer within the book's float32
-        tolerance too, if that is larger).
+        The precision the exercise's question states. An answer passes when it
+        rounds, at its decimals, to ``expected`` rounded there
+        (:func:`rounds_right`).
     what : str, optional
         What kind of number the answer is, for messages about its type.
     known_mistakes : sequence of (float, str), optional
@@ -391,12 +437,12 @@ def compare_number(
     """
     value = as_real_number(answer, name, what)
     atol, rtol = tolerances(answer, atol=precision.tolerance, rtol=0.0, scale=abs(expected))
-    atol *= 1.0 + 1e-9  # an answer typed at exactly one unit of the last decimal away still passes
+    atol *= 1.0 + 1e-9  # a mistake typed at exactly one unit of the last decimal away is still named
 
     def matches(a: float, b: float) -> bool:
         return abs(a - b) <= atol + rtol * abs(b)
 
-    if matches(value, expected):
+    if rounds_right(answer, expected, precision):
         return
     for mistake, hint in known_mistakes:
         if np.isfinite(mistake) and not matches(mistake, expected) and matches(value, mistake):
@@ -410,12 +456,27 @@ def compare_number(
     raise CheckFailed(f"{name} is not yet {description}.{' ' + advice if advice else ''}{low_precision}")
 
 
+def rounds_right(answer: Any, expected: float, precision: Precision) -> bool:
+    """Whether ``answer`` rounds, at ``precision``'s decimals, to ``expected`` rounded there (the
+    value itself passes in the precision it is held in; at a tie either rounding does).
+
+    >>> [rounds_right(typed, 2.7182818, Precision(2)) for typed in (2.72, 2.718, 2.71, 2.73)]
+    [True, True, False, False]
+    """
+    value = float(np.asarray(answer, dtype=np.float64).ravel()[0])
+    held = min(max(answer_eps(answer), _FLOAT64_EPS), _FLOAT32_EPS)  # float16 is no excuse for a digit
+    if abs(value - expected) <= 4.0 * held * max(1.0, abs(expected)):
+        return True
+    unit = precision.tolerance
+    return abs(round(value / unit) * unit - expected) <= 0.5 * unit * (1.0 + 1e-9)
+
+
 def typed_decimals(answer: Any) -> int:
     """How many decimals a number was typed with: those of the shortest decimal that is it.
 
     Examples
     --------
-    >>> typed_decimals(1386.5), typed_decimals(1387.0), typed_decimals(np.float32(1386.53))
+    >>> typed_decimals(2.7), typed_decimals(3.0), typed_decimals(np.float32(2.72))
     (1, 0, 2)
     """
     item = np.asarray(answer).ravel()[0]

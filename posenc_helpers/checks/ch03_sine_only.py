@@ -121,9 +121,8 @@ def check_period_and_first_repeat(
     """Check the period of ``sin(omega t)`` and its first near-repeat among integer positions.
 
     The period is counted in tokens, to two decimal places, as the exercise
-    asks: any period within 0.01 tokens of the exact one passes (rounded or
-    truncated to two decimals), and one near it but not that near is told to
-    give more digits. The first near-repeat is the first integer position
+    asks: a period that rounds to the exact one at two decimals passes, and
+    one right to fewer digits is told to give more. The first near-repeat is the first integer position
     ``t >= 1`` whose angle lies within ``tolerance`` radians of a whole number
     of turns (chapter 03), compared exactly. Named mistakes for the period,
     recognised at the same precision: forgetting that a turn is ``2 pi``
@@ -266,9 +265,9 @@ def check_shift_residual(answer: Any, table: Any, offset: int) -> CheckResult:
     The answer is the relative residual of the exercise (chapter 03): how far
     the single best matrix stays from mapping every row of ``table`` to the
     row ``offset`` later, relative to the size of those later rows, to four
-    decimal places, as the exercise asks: any answer within 0.0001 of the exact
-    residual passes, and one near it but not that near is told to give more
-    digits. Named mistakes, recognised at the same precision: the absolute
+    decimal places, as the exercise asks: an answer that rounds to the exact
+    residual at four decimals passes, and one right to fewer digits is told to
+    give more. Named mistakes, recognised at the same precision: the absolute
     residual, a squared norm, the fit in the other direction, no fit at all,
     and using the residuals that ``np.linalg.lstsq`` returns itself as they
     come (one sum of squares per column, their total, or their square roots

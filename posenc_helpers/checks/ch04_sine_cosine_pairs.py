@@ -192,9 +192,10 @@ def check_dimension_wavelength(answer: Any, dimension: int, d_model: int, *, bas
 
     The answer is the number of tokens dimension ``dimension`` of the
     sinusoidal encoding of chapter 04 takes to complete one cycle, to two
-    decimal places, as the exercise asks: any answer within 0.01 tokens of the
-    exact wavelength passes, so the value rounded or truncated to two decimals
-    does. An answer near it but not that near is told to give more digits.
+    decimal places, as the exercise asks: an answer that rounds to the exact
+    wavelength at two decimals passes (more digits of it too). An answer right
+    to fewer digits is told to give more digits; a number typed as a string is
+    told it is a string.
     Named mistakes, recognised at the same precision: the dimension index in
     the exponent, the angular frequency instead of the wavelength, a turn of 1
     radian or of 360. Any other wrong value gets one message, which says what

@@ -12,6 +12,7 @@ which shows them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,6 +21,24 @@ from ..conformance import Report, describe, diagnose, explained_in, formula_sect
 from ._core import CheckFailed, CheckResult, is_placeholder, not_attempted, passed
 
 __all__ = ["check_conforming_alibi", "check_conforming_rope"]
+
+#: What a mistake does, told as an exercise tells it, where the kit's own line (``describe``) spells
+#: out the fix: the kit lists every variant of the slope mistake, down to which every-other slope of
+#: the next power of two to take, which is exercise 14.2's answer.
+_EXERCISE_WORDS = {
+    "alibi-slopes-non-power-of-two": (
+        "gives a head count that is not a power of two slopes the paper does not give it. For n heads "
+        "between two powers of two, p < n < 2p, the paper does not use 2**(-8h/n) with n: it builds the "
+        "list from the p-head slopes and some of the 2p-head slopes; which ones, and why the list it gives "
+        "12 heads is not sorted, is the section on the slopes"
+    ),
+}
+#: A parenthesis of the kit's evidence that names index slices (``[1::2] ... [0::2]``): the fix itself.
+_SLICES = re.compile(r"\s*\([^()]*\[-?\d*:-?\d*(?::-?\d*)?\][^()]*\)")
+
+
+def _told(bug: str, kind: str) -> str:
+    return _EXERCISE_WORDS.get(bug) or describe(bug, kind)
 
 
 def _verdict(report: Report, what: str) -> None:
@@ -32,18 +51,18 @@ def _verdict(report: Report, what: str) -> None:
         )
     lines = [f"{what} does not conform yet."]
     if report.bug is not None:
-        lines.append(f"The kit names the mistake {report.bug!r}: it {describe(report.bug, report.kind)}.")
+        lines.append(f"The kit names the mistake {report.bug!r}: it {_told(report.bug, report.kind)}.")
     elif len(report.bugs) > 1:
         named = " and ".join(repr(name) for name in report.bugs)
         lines.append(f"The kit finds several mistakes at once: {named}. Fix one, then run the check again.")
     elif report.bugs:
         lines.append(
-            f"The kit names the mistake {report.bugs[0]!r}: it {describe(report.bugs[0], report.kind)}; "
+            f"The kit names the mistake {report.bugs[0]!r}: it {_told(report.bugs[0], report.kind)}; "
             "and it sees a further difference it cannot name."
         )
     else:
         lines.append("The kit sees a difference no named mistake explains.")
-    lines.extend(f"Where: {item.without_values()}." for item in report.evidence[:2])
+    lines.extend(f"Where: {_SLICES.sub('', item.without_values())}." for item in report.evidence[:2])
     scaling = report.spec.get("scaling")
     variant = scaling.get("method") if isinstance(scaling, Mapping) else None  # p-RoPE's pairs: chapter 13
     lines.extend(f"The book explains {name!r} in {explained_in(name, report.kind, variant)}." for name in report.bugs)

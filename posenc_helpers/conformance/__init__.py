@@ -33,7 +33,7 @@ From a shell::
 prints the report and exits 0 only when the code conforms.
 """
 
-from .bugs import BUGS, EXPLAINED_IN, describe, explained_in, formula_section
+from .bugs import BUGS, EXPLAINED_IN, WORKING_COPIES_MARKER, describe, explained_in, formula_section, notebook_reference
 from .cli import main
 from .diagnosis import diagnose
 from .report import Evidence, Report
@@ -47,5 +47,7 @@ __all__ = [
     "describe",
     "explained_in",
     "formula_section",
+    "notebook_reference",
+    "WORKING_COPIES_MARKER",
     "main",
 ]

@@ -4,9 +4,22 @@
 :data:`EXPLAINED_IN` maps it to the book section that explains the right thing,
 as ``(notebook stem, section label, section title)``; :func:`explained_in` writes
 that as the line a report ends with.
+
+Where the line points depends on where the kit runs. On the website (and in any kernel
+whose folder is not a folder of the book's working copies) it names the page and its
+anchor, ``notebooks/04_sine_cosine_pairs.html#pairs-formula-k-indexing``. In the
+working copies that ``make lab`` and ``make lab-student`` open (``tools/working_copies.py``
+marks their folder with :data:`WORKING_COPIES_MARKER`), a page of the website does not
+exist: the line names the chapter, the section's number as the working copy's heading
+shows it, and the notebook beside the running one (:func:`notebook_reference`).
 """
 
 from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
 
 __all__ = [
     "BUGS",
@@ -18,7 +31,13 @@ __all__ = [
     "describe",
     "explained_in",
     "formula_section",
+    "notebook_reference",
+    "WORKING_COPIES_MARKER",
 ]
+
+#: The file ``tools/working_copies.py`` writes into a folder of working copies: a kernel running
+#: there (JupyterLab starts it in the notebook's folder) points at the notebooks beside it.
+WORKING_COPIES_MARKER = ".posenc-working-copies"
 
 #: Bug name -> what the implementation does wrong, in one line.
 BUGS: dict[str, str] = {
@@ -94,8 +113,8 @@ BUGS: dict[str, str] = {
     ),
     "alibi-slopes-non-power-of-two": (
         "gives a head count that is not a power of two the wrong slopes (the power-of-two formula 2**(-8h/n) "
-        "applied as it is, the next power of two's slopes cut short, the lower power's slopes repeated, "
-        "or every other slope of the next power taken from the second ([1::2]) instead of the first ([0::2]))"
+        "applied as it is, the next power of two's slopes cut short, or the lower power's slopes repeated for "
+        "the extra heads; the evidence says which)"
     ),
     "alibi-head-order": (
         "gives the heads the right slopes in the wrong order (reversed, or sorted, where head h is meant to get "
@@ -260,8 +279,71 @@ def _require_bug(bug: object) -> None:
         raise ValueError(f"bug must be one of {', '.join(sorted(BUGS))}; got {bug!r}")
 
 
+def notebook_reference(stem: str, title: str, number: str | None = None) -> str:
+    """Where a working copy's reader finds a section: chapter, section and the notebook beside.
+
+    Parameters
+    ----------
+    stem : str
+        The chapter's notebook name, ``NN_name`` (``"04_sine_cosine_pairs"``).
+    title : str
+        The section's title.
+    number : str, optional
+        The section's number as its heading shows it (``"4.1"``); left out when ``None``.
+
+    Returns
+    -------
+    str
+        The line that follows "Explained in the book:" in JupyterLab.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``stem`` is not a chapter's notebook name, or ``title`` or ``number`` not a string.
+
+    Examples
+    --------
+    >>> notebook_reference("04_sine_cosine_pairs", "The formula, with k indexing pairs", "4.1")
+    'chapter 4, section 4.1, "The formula, with k indexing pairs" (04_sine_cosine_pairs.ipynb, in this folder)'
+    """
+    if not isinstance(stem, str) or not re.fullmatch(r"\d\d_\w+", stem):
+        raise ValueError(f"stem must be a chapter's notebook name such as '04_sine_cosine_pairs', got {stem!r}")
+    if not isinstance(title, str):
+        raise TypeError(f"title must be a string, got {type(title).__name__}")
+    if number is not None and not isinstance(number, str):
+        raise TypeError(f"number must be a string such as '4.1' or None, got {type(number).__name__}")
+    section = f"section {number}, " if number else ""
+    return f'chapter {int(stem[:2])}, {section}"{title}" ({stem}.ipynb, in this folder)'
+
+
+def _plain(text: str) -> str:
+    """A heading or title without MyST's math and code marks, spaces collapsed."""
+    return " ".join(re.sub(r"[$`*]", "", text).split())
+
+
+@lru_cache(maxsize=64)
+def _heading_number(path: Path, _stamp: int, title: str) -> str | None:
+    """The number of the heading ``## N.k title`` in the notebook at ``path`` (its working copy)."""
+    try:
+        cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+    except (OSError, ValueError):
+        return None
+    for cell in cells:
+        if cell.get("cell_type") != "markdown":
+            continue
+        source = "".join(cell.get("source", ""))
+        for match in re.finditer(r"^#{1,3}[ \t]+(\d+(?:\.\d+)*)\.?[ \t]+(.+?)[ \t]*$", source, re.MULTILINE):
+            if _plain(match.group(2)) == _plain(title):
+                return match.group(1)
+    return None
+
+
 def _section_line(section: tuple[str, str, str]) -> str:
     stem, label, title = section
+    here = Path.cwd()
+    copy = here / f"{stem}.ipynb"
+    if (here / WORKING_COPIES_MARKER).is_file() and copy.is_file():
+        return notebook_reference(stem, title, _heading_number(copy, copy.stat().st_mtime_ns, title))
     return f'chapter {stem[:2]}, "{title}" (notebooks/{stem}.html#{label})'
 
 
@@ -312,7 +394,9 @@ def explained_in(bug: str, kind: str | None = None, variant: str | None = None) 
     -------
     str
         For instance ``'chapter 07, "Two layouts, one permutation apart"
-        (notebooks/07_rope.html#rope-layouts-permutation-apart)'``.
+        (notebooks/07_rope.html#rope-layouts-permutation-apart)'``; in a folder of
+        the book's working copies (JupyterLab), the chapter, the section's number and
+        the notebook beside instead (:func:`notebook_reference`).
 
     Raises
     ------

@@ -124,7 +124,7 @@ def test_dimension_wavelength_right_answer():
 def test_dimension_wavelength_accepts_two_decimals_and_calls_fewer_close():
     """The reviewers' answers: 2 pi 10000**(300/512) = 1386.5319..., asked for to two decimal places."""
     assert f"{WAVELENGTH_301:.4f}" == "1386.5319"
-    for typed in (1386.53, 1386.532, 1386.5319, np.float32(1386.53), 1386.54):  # within 0.01 tokens
+    for typed in (1386.53, 1386.532, 1386.5319, np.float32(1386.53)):  # round to 1386.53
         assert check_dimension_wavelength(typed, 301, 512)
     close = "your wavelength is close: it is right to the digits it has; give more digits (the question asks for two"
     for typed in (1387, 1386, 1386.5, 1386.0):  # rounded or truncated to fewer decimals
@@ -137,9 +137,61 @@ def test_dimension_wavelength_accepts_two_decimals_and_calls_fewer_close():
     for typed in (1386.7, 1386.51, 1390):  # not right to the digits they have: no "close", no side
         with pytest.raises(CheckFailed, match="your wavelength is not yet"):
             check_dimension_wavelength(typed, 301, 512)
-    # a float16 answer holds 1386.53 as 1386: told close, and why
+    # a float16 answer holds 1386.53 as 1387: told close, and why
     with pytest.raises(CheckFailed, match="close.*stored in float16"):
         check_dimension_wavelength(np.float16(1386.53), 301, 512)
+
+
+def test_dimension_wavelength_is_accepted_only_when_it_rounds_right():
+    """Issue 46: 1386.54 (within 0.01 of 1386.5319..., but not its rounding) was accepted. Two
+    decimals asked for: only a number that rounds to 1386.53 at two decimals passes; the
+    neighbours on either side get one message, with no "close", no side and no digits of it."""
+    refused = {}
+    for typed in (1386.54, 1386.52, np.float32(1386.54), 1386.5351, 1386.5249):
+        with pytest.raises(CheckFailed) as info:
+            check_dimension_wavelength(typed, 301, 512)
+        refused[float(typed)] = str(info.value)
+    assert len(set(refused.values())) == 1, refused
+    message = next(iter(refused.values()))
+    assert message.startswith("your wavelength is not yet that of dimension 301"), message
+    assert "close" not in message and not re.search(r"138\d", message)
+    for typed in (1386.5349, 1386.5251):  # round to 1386.53
+        assert check_dimension_wavelength(typed, 301, 512)
+
+
+def test_a_number_typed_as_a_string_is_told_so():
+    """Issue 46: '1386.53' was accepted (numpy converts the string). Numbers, not strings."""
+    for typed in ("1386.53", np.str_("1386.53"), "1386.54"):
+        with pytest.raises(CheckFailed) as info:
+            check_dimension_wavelength(typed, 301, 512)
+        message = str(info.value)
+        assert message == "your wavelength should be a number, not a string: write the number without quotes."
+        assert not re.search(r"138\d", message)
+    with pytest.raises(CheckFailed) as info:
+        check_encoding_row([str(v) for v in PE_7], 7, 6)
+    assert str(info.value) == "your PE should hold numbers, not strings: write each number without quotes."
+
+
+@pytest.mark.parametrize("decimals", [2, 3, 4])
+def test_a_rounded_row_is_told_how_many_decimals_are_right(decimals):
+    """Issue 46: PE(7) typed rounded to 3 decimals read "6 of 6 entries differ ... yours is 0.657",
+    the same as the right value to the digits shown. Now: right to N decimals; give more digits,
+    and no entry of the row, to any number of digits."""
+    for typed in (np.round(PE_7, decimals), np.trunc(np.array(PE_7) * 10**decimals) / 10**decimals):
+        with pytest.raises(CheckFailed) as info:
+            check_encoding_row(typed, 7, 6)
+        message = str(info.value)
+        assert message == (
+            f"your PE is not yet PE(7) for d = 6: it is right to {decimals} decimals; give more digits "
+            "(compute the values in numpy instead of typing them rounded)."
+        )
+        assert _numbers(message) == []  # no entry of PE(7), rounded or not
+    # one entry off by more than its rounding: not "right to N decimals"
+    wrong = np.round(PE_7, 3)
+    wrong[2] += 0.01
+    with pytest.raises(CheckFailed, match="of 6 entries differ") as info:
+        check_encoding_row(wrong, 7, 6)
+    assert "decimals" not in str(info.value)
 
 
 @pytest.mark.parametrize(
@@ -168,8 +220,10 @@ def test_dimension_wavelength_other_wrong_answers():
         check_dimension_wavelength([1.0, 2.0], 301, 512)
     with pytest.raises(CheckFailed, match="finite"):
         check_dimension_wavelength(float("inf"), 301, 512)
-    with pytest.raises(CheckFailed, match="numpy array of numbers"):
+    with pytest.raises(CheckFailed, match="a number, not a string"):
         check_dimension_wavelength("long", 301, 512)
+    with pytest.raises(CheckFailed, match="numpy array of numbers"):
+        check_dimension_wavelength({"wavelength": 1386.53}, 301, 512)
     with pytest.raises(CheckFailed, match="not a boolean"):
         check_dimension_wavelength(True, 301, 512)
 

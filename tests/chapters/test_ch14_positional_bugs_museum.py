@@ -5,6 +5,7 @@ loops over the pairs (never with the package): RoPE's frequencies
 base**(-2i/d), ALiBi's slopes by the recipe of Press et al.
 """
 
+import json
 import math
 import re
 
@@ -382,3 +383,69 @@ BAD_INPUT_CASES = [
     (lambda: BugSymptomExplorer(bug="typo"), ValueError, ["bug"]),
     (lambda: BugSymptomExplorer(position=100), ValueError, ["position"]),
 ]
+
+
+# --------------------------------------------------------------------------- issue 46: hints that teach
+def _slopes_taking(start):
+    """The slope mistakes of exercise 14.2 by hand: the extra heads take every other slope of the next
+    power of two from ``start`` (1: the lower power's slopes again); None: 2**(-8h/n) as it is."""
+
+    def slopes(n, max_bias=8.0):
+        if start is None or n & (n - 1) == 0:
+            return [2.0 ** (-max_bias * h / n) for h in range(1, n + 1)]
+        lower = 2 ** int(math.floor(math.log2(n)))
+        twice = [2.0 ** (-max_bias * h / (2 * lower)) for h in range(1, 2 * lower + 1)]
+        return [2.0 ** (-max_bias * h / lower) for h in range(1, lower + 1)] + twice[start::2][: n - lower]
+
+    return slopes
+
+
+# Words that would give the fix away: which slice of the 2p-head list, or which of its slopes.
+_FIX_WORDS = re.compile(r"\[\s*-?\d*\s*:|::|every other|odd-numbered|even-numbered|from the first|1st, 3rd")
+
+
+@pytest.mark.parametrize("start", [1, None], ids=["from-the-second", "formula-as-it-is"])
+def test_alibi_hint_teaches_without_naming_the_slice(start):
+    """Issue 46: exercise 14.2's message listed every variant of the slope mistake, "[1::2] instead of
+    [0::2]" among them, which is the answer. Now it says what the paper's list is made of and where the
+    book explains it, and not which slopes to take."""
+    with pytest.raises(CheckFailed) as info:
+        check_conforming_alibi(alibi_by_hand(slopes=_slopes_taking(start)))
+    message = str(info.value)
+    assert "'alibi-slopes-non-power-of-two'" in message
+    assert "it builds the list from the p-head slopes and some of the 2p-head slopes" in message
+    assert not _FIX_WORDS.search(message), message
+    for n in (6, 12):
+        for slope in slopes_by_hand(n):
+            assert not _shows(message, slope), (slope, message)
+    if start == 1:
+        assert "Where: n_heads=6, seq_len=6: the extra heads repeat the lower power of two's slopes (head 4)." in (
+            message
+        )
+
+
+def test_explained_in_names_the_working_copy_in_jupyterlab(tmp_path, monkeypatch):
+    """Issue 46: in JupyterLab the check said "notebooks/08_alibi.html#alibi-slopes", a page that does not
+    exist there. In a folder of working copies (a kernel runs in its notebook's folder) it names the
+    chapter, the section's number as the copy's heading shows it, and the notebook beside."""
+    from posenc_helpers.conformance import WORKING_COPIES_MARKER
+
+    (tmp_path / WORKING_COPIES_MARKER).write_text("")
+    heading = {"cell_type": "markdown", "metadata": {}, "source": ["## 8.2 The slopes\n", "\n", "Each head h ..."]}
+    notebook = {"cells": [heading], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "08_alibi.ipynb").write_text(json.dumps(notebook))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CheckFailed) as info:
+        check_conforming_alibi(ALIBI_MISTAKES["'alibi-slopes-non-power-of-two'"])
+    message = str(info.value)
+    assert message.endswith(
+        "The book explains 'alibi-slopes-non-power-of-two' in chapter 8, section 8.2, \"The slopes\" "
+        "(08_alibi.ipynb, in this folder)."
+    ), message
+    assert ".html" not in message and not _FIX_WORDS.search(message)
+    for slope in slopes_by_hand(6):
+        assert not _shows(message, slope)
+    # without the marker (the website's stored outputs, nbval, a folder of other notebooks): the page
+    (tmp_path / WORKING_COPIES_MARKER).unlink()
+    with pytest.raises(CheckFailed, match=re.escape('chapter 08, "The slopes" (notebooks/08_alibi.html#alibi-slopes)')):
+        check_conforming_alibi(ALIBI_MISTAKES["'alibi-slopes-non-power-of-two'"])

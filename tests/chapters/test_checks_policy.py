@@ -753,16 +753,43 @@ def test_a_number_typed_at_the_stated_precision_passes(label):
     typed = [
         exact,
         round(exact, decimals),  # rounded as the question asks
-        math.floor(exact / unit) * unit,  # truncated
         round(exact, decimals + 2),  # more digits than asked
-        exact + 0.9 * unit,  # within one unit of the last decimal asked for
-        exact - 0.9 * unit,
+        round(exact, decimals) + 0.4 * unit,  # digits beyond those asked for, rounding the same
+        round(exact, decimals) - 0.4 * unit,
         F32(round(exact, decimals)),
+        F32(exact),
         np.array([round(exact, decimals)]),
     ]
     for answer in typed:
         result = call(answer)
         assert result and repr(result).startswith("Correct"), (answer, repr(result))
+
+
+@pytest.mark.parametrize("label", sorted(NUMERIC_CASES))
+def test_a_number_that_does_not_round_to_the_value_is_refused(label):
+    """Issue 46: 1386.54 passed for 1386.5319... (within one unit of the last decimal). A number
+    passes only when it rounds to the value at the stated precision: one unit off the rounding,
+    on either side, or a truncation that is not the rounding, gets the one message, no "close"."""
+    call, exact, decimals, _, _ = NUMERIC_CASES[label]
+    unit = 10.0**-decimals
+    near = [round(round(exact, decimals) + step * unit, decimals) for step in (1, -1, 2, -2)]
+    truncated = round(math.floor(exact / unit) * unit, decimals)
+    if abs(truncated - round(exact, decimals)) > unit / 2:
+        near.append(truncated)
+    # a neighbour that reads with fewer decimals (0.3700 is 0.37) is right to its digits: "close" is its message
+    messages = {_failure(call, typed) for typed in near if checks._compare.typed_decimals(typed) == decimals}
+    assert len(messages) == 1, messages
+    (message,) = messages
+    assert "close" not in message and not DIRECTION_WORDS.search(message) and not _shows_value(message, exact)
+
+
+# (ex-11-jumps reads a dict and names an entry that is not a number itself: "should be a number (nats)".)
+@pytest.mark.parametrize("label", sorted(set(NUMERIC_CASES) - {"ex-11-jumps"}))
+def test_a_number_typed_as_a_string_is_told_it_is_a_string(label):
+    call, exact, decimals, _, _ = NUMERIC_CASES[label]
+    message = _failure(call, f"{round(exact, decimals)}")
+    assert "should be a number, not a string: write the number without quotes" in message, message
+    assert not _shows_value(message, exact), message
 
 
 @pytest.mark.parametrize("label", sorted(NUMERIC_CASES))

@@ -3,6 +3,7 @@
 Where the solutions are is worked out independently, by tests/_solutions.py (which
 the student website's and the course's tests share)."""
 
+import re
 import sys
 from pathlib import Path
 
@@ -99,3 +100,31 @@ def test_the_command_line_says_what_it_did(tmp_path, capsys):
     assert "1 chapter(s) copied without solutions" in capsys.readouterr().out
     assert working_copies.main(["--out", str(tmp_path), str(NOTEBOOKS[0])]) == 0
     assert "kept as you left them" in capsys.readouterr().out
+
+
+def test_the_kits_references_point_at_the_copies_beside(tmp_path):
+    """Issue 46: chapter 14's stored reports said "Explained in the book: ... (notebooks/08_alibi.html#...)",
+    a page that does not exist in JupyterLab. In the working copies they name the chapter, the section's
+    number as that chapter's copy shows it in its heading, and the notebook beside; the folder carries
+    the marker by which a kernel there writes them the same way."""
+    from posenc_helpers.conformance import WORKING_COPIES_MARKER
+
+    museum, alibi = ROOT / "notebooks" / "14_positional_bugs_museum.ipynb", ROOT / "notebooks" / "08_alibi.ipynb"
+    working_copies.write_copies([museum, alibi], tmp_path, student=True)
+    assert (tmp_path / WORKING_COPIES_MARKER).is_file()
+    printed = "".join(
+        "".join(output.get("text", ""))
+        for cell in nbformat.read(tmp_path / museum.name, as_version=4).cells
+        for output in cell.get("outputs", [])
+    )
+    assert "Explained in the book: chapter 08" in "".join(
+        "".join(o.get("text", "")) for c in nbformat.read(museum, as_version=4).cells for o in c.get("outputs", [])
+    )
+    assert ".html#" not in printed
+    slopes = [line for line in printed.splitlines() if line.startswith("Explained in the book: chapter 8,")]
+    headings = [c.source for c in nbformat.read(tmp_path / alibi.name, as_version=4).cells if c.cell_type == "markdown"]
+    (number,) = {m.group(1) for text in headings for m in re.finditer(r"^## (8\.\d+) The slopes$", text, re.M)}
+    assert slopes and set(slopes) == {
+        f'Explained in the book: chapter 8, section {number}, "The slopes" (08_alibi.ipynb, in this folder).'
+    }
+    assert working_copies.sections_for_jupyterlab("no reference here", {}) == "no reference here"
