@@ -55,7 +55,7 @@ SKIP_DRAWING := PYTHONSTARTUP=$(abspath tools/skip_figure_drawing.py)
 
 .PHONY: help setup book book-only test test-fast _test-fast-unit test-unit test-doctest lint test-notebooks test-notebooks-native \
         test-notebooks-portable test-course test-student-book test-browser browser-only \
-        audit notebooks text sync-setup chapter lab lab-student serve bench rekey-lab record-lab-questions course collect grade otter student student-branch student-book lock release clean distclean \
+        audit notebooks text sync-setup chapter lab lab-student serve bench lane-times rekey-lab record-lab-questions course collect grade otter student student-branch student-book lock release clean distclean \
         _test-parallel _book-then-browser
 
 help:  ## this list: every target with a line of its own, from the comment (##) above its rule
@@ -231,6 +231,12 @@ serve:
 ## benchmarks against their budgets (chapters, book, helpers, explorers)
 bench: $(STAMP)
 	$(PY) -m benchmarks.bench
+
+# Every lane of make test, run as make test runs them and timed (tools/lane_times.py), written
+# into the lane table of benchmarks/README.md. On a quiet machine: it refuses a busy one.
+## [LANE_ARGS=--dry-run]  time every lane of make test, write benchmarks/README.md's lane table (a quiet machine)
+lane-times: $(STAMP)
+	$(PY) -m tools.lane_times $(LANE_ARGS)
 
 # CH=04 (or CH="04 07") limits make course and make otter to those chapters.
 CHAPTER_PATHS = $(if $(CH),$(foreach n,$(CH),$(wildcard notebooks/$(n)_*.ipynb)),)

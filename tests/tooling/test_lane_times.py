@@ -1,0 +1,118 @@
+"""The lane table of benchmarks/README.md is the one ``tools/lane_times.py`` writes (issue 49):
+its format, not its numbers, which only a run on a quiet machine may change."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tools import lane_times
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _block(text: str) -> str:
+    return text[text.index(lane_times.BEGIN) : text.index(lane_times.END) + len(lane_times.END)]
+
+
+def test_the_committed_table_has_the_format_the_script_writes():
+    text = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")
+    assert text.count(lane_times.BEGIN) == 1 and text.count(lane_times.END) == 1
+    block = _block(text)
+    table = lane_times.parse(block)
+    assert lane_times.render(table) == block, "edited by hand: regenerate it with `make lane-times`"
+    lanes = [lane for lane, _, _ in table.rows]
+    assert sorted(lanes) == sorted(lane_times.makefile_lanes()), "one row per lane of make test"
+
+
+def test_every_lane_of_make_test_is_described():
+    assert set(lane_times.WHAT) == set(lane_times.makefile_lanes())
+    assert set(lane_times.WHAT) >= lane_times.BUILDS_FIRST
+
+
+def test_the_lanes_are_read_across_continued_lines(tmp_path):
+    makefile = tmp_path / "Makefile"
+    makefile.write_text(
+        "test:\n\tmake _test-parallel\n\n_test-parallel: a-lane b \\\n                c\n\nc:\n\ttrue\n"
+    )
+    assert lane_times.makefile_lanes(makefile) == ["a-lane", "b", "c"]
+
+
+@pytest.mark.parametrize("root", ["testsuites", "testsuite"])
+def test_a_junit_report_gives_the_count_and_pytest_s_total(tmp_path, root):
+    suite = '<testsuite name="pytest" errors="0" failures="0" skipped="1" tests="7" time="12.250">'
+    text = f"<testsuites>{suite}</testsuite></testsuites>" if root == "testsuites" else f"{suite}</testsuite>"
+    (tmp_path / "r.xml").write_text(f'<?xml version="1.0" encoding="utf-8"?>{text}')
+    assert lane_times.read_junit(tmp_path / "r.xml") == (7, 12.25)
+
+
+@pytest.mark.parametrize(("seconds", "text"), [(0.4, "0 s"), (46.2, "46 s"), (59.6, "1 min 0 s"), (951, "15 min 51 s")])
+def test_durations(seconds, text):
+    assert lane_times.duration(seconds) == text
+
+
+FIELDS = {
+    "how": "`python -m tools.lane_times`",
+    "commit": "abc1234",
+    "subject": "A commit",
+    "machine": "2 cores (a CPU), load average 0.1 at the start",
+    "date": "2026-11-29",
+    "total": "14 min 2 s",
+    "jobs": "2",
+}
+
+
+def test_rows_are_the_longest_first_with_pytest_s_own_time():
+    measured = [
+        lane_times.Measured("lint", wall=41.6),
+        lane_times.Measured("test-unit", wall=150.0, tests=2742, pytest_seconds=136.4),
+        lane_times.Measured("_book-then-browser", wall=700.0, tests=138, pytest_seconds=573.2),
+    ]
+    table = lane_times.table_of(measured, FIELDS)
+    assert table.rows == [
+        ("_book-then-browser", "138", "573 s (+ the build)"),
+        ("test-unit", "2,742", "136 s"),
+        ("lint", "–", "42 s"),
+    ]
+    block = lane_times.render(table)
+    assert "| `test-unit` | unit, property and tooling tests, slow ones included | 2,742 | 136 s |" in block
+    assert "**14 min 2 s** in all, 2 lanes at a time" in block.replace("\n", " ")
+    assert lane_times.parse(block) == table
+
+
+def test_a_hand_edited_block_is_refused():
+    block = lane_times.render(lane_times.table_of([lane_times.Measured("lint", wall=3.0)], FIELDS))
+    with pytest.raises(ValueError, match="not a row"):
+        lane_times.parse(block.replace("ruff and mypy", "ruff, mypy"))
+    with pytest.raises(ValueError, match="paragraph"):
+        lane_times.parse(block.replace("in all", "altogether"))
+    with pytest.raises(ValueError, match="once"):
+        lane_times.replace_block("no markers", block)
+    text = f"before\n{block}\nafter\n"
+    assert lane_times.replace_block(text, "NEW") == "before\nNEW\nafter\n"
+
+
+FAKE_MAKE = """
+import os, sys
+lane = sys.argv[1]
+report = os.environ["PYTEST_ADDOPTS"].split("--junitxml=")[1]
+if lane == "pytest-lane":
+    open(report, "w").write('<testsuites><testsuite tests="5" time="2.5"></testsuite></testsuites>')
+sys.exit(3 if lane == "failing-lane" else 0)
+"""
+
+
+def test_a_lane_is_run_by_its_target_and_read_from_its_report(tmp_path):
+    fake = tmp_path / "fake_make.py"
+    fake.write_text(FAKE_MAKE)
+    make = (sys.executable, str(fake))
+    env = {"PYTEST_ADDOPTS": "-q"}
+    measured = lane_times.run_lane("pytest-lane", tmp_path, env, make)
+    assert (measured.lane, measured.tests, measured.pytest_seconds) == ("pytest-lane", 5, 2.5)
+    assert measured.wall > 0
+    no_pytest = lane_times.run_lane("lint", tmp_path, env, make)
+    assert (no_pytest.tests, no_pytest.pytest_seconds) == (None, None)
+    with pytest.raises(RuntimeError, match=r"lane failing-lane failed \(exit 3\): see .*failing-lane\.log"):
+        lane_times.run_lane("failing-lane", tmp_path, env, make)

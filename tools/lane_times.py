@@ -1,0 +1,259 @@
+"""Measure each lane of ``make test`` and write the table "make test, lane by lane" of
+``benchmarks/README.md``: ``.venv/bin/python -m tools.lane_times`` (issue 49).
+
+The lanes are the prerequisites of the Makefile's ``_test-parallel``, read from the
+Makefile, run as ``make test`` runs them: ``TEST_JOBS`` at a time in the Makefile's order
+(the longest first), each by its own make target, chapter 11's runs shared through a
+fresh ``_build/lab-test-cache``. Every pytest a lane starts writes a junit report
+(``PYTEST_ADDOPTS``); a lane's time is that pytest's own total, the build before it left
+out (the row says "+ the build"); a lane that runs no pytest (``audit``, ``lint``) is
+timed whole. Nothing is written when a lane fails: its log is in ``_build/lane-times``.
+
+The table and the paragraph above it sit between two markers and are rewritten whole;
+``tests/tooling/test_lane_times.py`` holds the committed table to the format written
+here (not to its numbers). Measure on a quiet machine: the paragraph records the load
+average at the start, and the script refuses a busy machine unless ``--allow-load``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "BEGIN",
+    "END",
+    "WHAT",
+    "Measured",
+    "Table",
+    "makefile_lanes",
+    "read_junit",
+    "run_lane",
+    "measure",
+    "table_of",
+    "render",
+    "parse",
+    "replace_block",
+    "duration",
+]
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "benchmarks" / "README.md"
+LOGS = ROOT / "_build" / "lane-times"
+LAB_TEST_CACHE = ROOT / "_build" / "lab-test-cache"
+
+BEGIN = "<!-- lane-times: written by `python -m tools.lane_times`; do not edit by hand -->"
+END = "<!-- /lane-times -->"
+HEADER = "| lane (`make` target) | what | tests | time |\n|---|---|---|---|"
+#: What each lane of ``_test-parallel`` checks (a test keeps it to the Makefile's lanes).
+WHAT = {
+    "_book-then-browser": "the book (`-W -n`), then every page in Chromium and JupyterLab",
+    "test-notebooks-native": "nbval strict, every chapter (chapter 11 trains its live models into the shared store)",
+    "test-notebooks-portable": "nbval strict under the portable profile (reads chapter 11's models from the store)",
+    "test-course": "every chapter's release and source run, nbgrader and otter grade hostile and honest "
+    "submissions in the sandbox",
+    "test-student-book": "the student edition (built first), then its website shows no solution",
+    "test-unit": "unit, property and tooling tests, slow ones included",
+    "test-doctest": "the package's doctests",
+    "audit": "stored outputs: no errors, stderr, widget state, paths, addresses or rounding-level figures",
+    "lint": "ruff and mypy",
+}
+#: Lanes that build something before their pytest (the build is not in the time).
+BUILDS_FIRST = frozenset({"_book-then-browser", "test-student-book"})
+_PARAGRAPH = (
+    'Measured by {how} at {commit} ("{subject}"), {machine}, {date}: **{total}** in all, {jobs} lanes at a '
+    "time (`TEST_JOBS={jobs}`), the Makefile's longest first. A lane's time is its own pytest total, the build "
+    "before it left out where the row says so; a lane without pytest is timed whole."
+)
+_PARAGRAPH_RE = re.compile(
+    re.escape(_PARAGRAPH)
+    .replace(r"\{how\}", "(?P<how>.+?)")
+    .replace(r"\{commit\}", "(?P<commit>[0-9a-f]{7,40})")
+    .replace(r"\{subject\}", "(?P<subject>.*?)")
+    .replace(r"\{machine\}", "(?P<machine>.+?)")
+    .replace(r"\{date\}", r"(?P<date>\d{4}-\d\d-\d\d)")
+    .replace(r"\{total\}", r"(?P<total>[^*]+)")
+    .replace(r"\{jobs\}", r"(?P<jobs>\d+)", 1)
+    .replace(r"\{jobs\}", r"(?P=jobs)")
+)
+_ROW = re.compile(r"^\| `(?P<lane>[\w-]+)` \| (?P<what>.+?) \| (?P<tests>[^|]+) \| (?P<time>[^|]+) \|$")
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One lane's run: wall seconds of its make target, and its pytest's count and total."""
+
+    lane: str
+    wall: float
+    tests: int | None = None
+    pytest_seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class Table:
+    """The block between the markers: the paragraph's fields and the rows, as text."""
+
+    fields: dict[str, str]
+    rows: list[tuple[str, str, str]]  # (lane, tests, time); "what" is WHAT[lane]
+
+
+def makefile_lanes(makefile: Path = ROOT / "Makefile") -> list[str]:
+    """The prerequisites of ``_test-parallel``, in the Makefile's order."""
+    text = makefile.read_text(encoding="utf-8").replace("\\\n", " ")
+    found = re.search(r"^_test-parallel:(.*)$", text, re.M)
+    if found is None:
+        raise ValueError(f"{makefile}: no _test-parallel target")
+    return found.group(1).split()
+
+
+def read_junit(path: Path) -> tuple[int, float]:
+    """The number of tests and pytest's own total seconds in a junit report."""
+    root = ET.parse(path).getroot()
+    suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+    return sum(int(s.get("tests", 0)) for s in suites), sum(float(s.get("time", 0.0)) for s in suites)
+
+
+MAKE = ("make", "--no-print-directory")
+
+
+def run_lane(lane: str, logs: Path, env: dict[str, str], make: tuple[str, ...] = MAKE) -> Measured:
+    """Run one lane's make target, its output in ``logs/LANE.log``; raise if it fails."""
+    report = logs / f"{lane}.xml"
+    report.unlink(missing_ok=True)
+    addopts = f"{env.get('PYTEST_ADDOPTS', '')} --junitxml={report}".strip()
+    start = time.monotonic()
+    with (logs / f"{lane}.log").open("w") as log:
+        done = subprocess.run([*make, lane], cwd=ROOT, env={**env, "PYTEST_ADDOPTS": addopts}, stdout=log, stderr=log)
+    wall = time.monotonic() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"lane {lane} failed (exit {done.returncode}): see {logs / f'{lane}.log'}")
+    if not report.is_file():
+        return Measured(lane, wall)
+    tests, seconds = read_junit(report)
+    return Measured(lane, wall, tests, seconds)
+
+
+def measure(lanes: list[str], jobs: int, make: tuple[str, ...] = MAKE) -> list[Measured]:
+    """Every lane, ``jobs`` at a time in the given order, as ``make test`` runs them."""
+    LOGS.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(LAB_TEST_CACHE, ignore_errors=True)
+    env = {**os.environ, "POSENC_LAB_CACHE": str(LAB_TEST_CACHE)}
+    with ThreadPoolExecutor(jobs) as pool:
+        runs = [pool.submit(run_lane, lane, LOGS, env, make) for lane in lanes]
+        return [run.result() for run in runs]
+
+
+def duration(seconds: float) -> str:
+    """``"46 s"`` under a minute, else ``"15 min 51 s"``."""
+    whole = round(seconds)
+    return f"{whole} s" if whole < 60 else f"{whole // 60} min {whole % 60} s"
+
+
+def table_of(measured: list[Measured], fields: dict[str, str]) -> Table:
+    """The rows of a run, the longest lane first."""
+    rows = []
+    for m in sorted(measured, key=lambda m: -(m.pytest_seconds if m.pytest_seconds is not None else m.wall)):
+        if m.pytest_seconds is None:
+            rows.append((m.lane, "–", f"{round(m.wall)} s"))
+        else:
+            build = " (+ the build)" if m.lane in BUILDS_FIRST else ""
+            rows.append((m.lane, f"{m.tests:,}", f"{round(m.pytest_seconds)} s{build}"))
+    return Table(fields, rows)
+
+
+def render(table: Table) -> str:
+    """The block between the markers, markers included."""
+    paragraph = textwrap.fill(_PARAGRAPH.format(**table.fields), width=90, break_on_hyphens=False)
+    rows = "\n".join(f"| `{lane}` | {WHAT[lane]} | {tests} | {took} |" for lane, tests, took in table.rows)
+    return f"{BEGIN}\n{paragraph}\n\n{HEADER}\n{rows}\n{END}"
+
+
+def parse(block: str) -> Table:
+    """The inverse of :func:`render` (raises ``ValueError`` on any other format)."""
+    lines = block.split("\n")
+    if lines[0] != BEGIN or lines[-1] != END:
+        raise ValueError("the block must open and close with the lane-times markers")
+    blank = lines.index("")
+    paragraph = _PARAGRAPH_RE.fullmatch(" ".join(lines[1:blank]))
+    if paragraph is None:
+        raise ValueError(f"the paragraph is not the one tools/lane_times.py writes: {' '.join(lines[1:blank])!r}")
+    if "\n".join(lines[blank + 1 : blank + 3]) != HEADER:
+        raise ValueError("the table's header is not the one tools/lane_times.py writes")
+    rows = []
+    for line in lines[blank + 3 : -1]:
+        row = _ROW.fullmatch(line)
+        if row is None or row.group("lane") not in WHAT or row.group("what") != WHAT[row.group("lane")]:
+            raise ValueError(f"not a row tools/lane_times.py writes: {line!r}")
+        rows.append((row.group("lane"), row.group("tests"), row.group("time")))
+    return Table(paragraph.groupdict(), rows)
+
+
+def replace_block(text: str, block: str) -> str:
+    """``text`` with the block between its markers (markers included) replaced by ``block``."""
+    if text.count(BEGIN) != 1 or text.count(END) != 1:
+        raise ValueError("benchmarks/README.md must hold each lane-times marker once")
+    start, end = text.index(BEGIN), text.index(END) + len(END)
+    return text[:start] + block + text[end:]
+
+
+def _machine() -> tuple[str, float]:
+    """This machine in words, and its one-minute load average."""
+    cpus = Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").is_file() else []
+    model = next((line.split(":", 1)[1].strip() for line in cpus if line.startswith("model name")), "unknown CPU")
+    load = os.getloadavg()[0]
+    return f"{os.cpu_count()} cores ({model}), load average {load:.1f} at the start", load
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def _subject(line: str, limit: int = 60) -> str:
+    """A commit's subject, cut at a word before ``limit`` characters."""
+    line = line.replace('"', "'").replace("*", "")
+    return line if len(line) <= limit else line[:limit].rsplit(" ", 1)[0] + " ..."
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=int(os.environ.get("TEST_JOBS", "2")), help="lanes at a time")
+    parser.add_argument("--allow-load", action="store_true", help="measure although the machine is busy")
+    parser.add_argument("--dry-run", action="store_true", help="print the block instead of writing it")
+    args = parser.parse_args(argv)
+    machine, load = _machine()
+    if load > 0.5 and not args.allow_load:
+        print(f"lane_times: load average {load:.1f}: times measured under load are wrong; --allow-load to go on")
+        return 2
+    start = time.monotonic()
+    measured = measure(makefile_lanes(), args.jobs)
+    fields = {
+        "how": "`python -m tools.lane_times`",
+        "commit": _git("rev-parse", "--short", "HEAD"),
+        "subject": _subject(_git("log", "-1", "--format=%s")),
+        "machine": machine,
+        "date": datetime.date.today().isoformat(),
+        "total": duration(time.monotonic() - start),
+        "jobs": str(args.jobs),
+    }
+    block = render(table_of(measured, fields))
+    if args.dry_run:
+        print(block)
+    else:
+        README.write_text(replace_block(README.read_text(encoding="utf-8"), block), encoding="utf-8")
+        print(f"wrote the lane table of {README.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
