@@ -208,25 +208,25 @@ notebooks: $(READER_STAMP)
 
 # JupyterLab on working copies of the chapters (tools/working_copies.py), never on the
 # tracked notebooks, which JupyterLab would rewrite: make lab with the solutions (folded),
-# make lab-student without them. A copy that exists is kept (the reader's work); FORCE=1
-# replaces it. Authors edit notebooks/ (CONTRIBUTING.md, "Regenerating notebook outputs").
-# PORT=8890 picks JupyterLab's port; LAB_ARGS="--no-browser --ip=0.0.0.0" passes any other option.
+# make lab-student without them and without nbgrader's menus and buttons. A copy that exists
+# is kept (the reader's work); FORCE=1 replaces it; make clean never deletes them. Authors
+# edit notebooks/ (CONTRIBUTING.md, "Regenerating notebook outputs"). tools/reader_lab.py
+# writes the copies and starts JupyterLab: PORT=8890 picks its port, as root it passes
+# --allow-root (and says so); LAB_ARGS="--no-browser --ip=0.0.0.0" passes any other option.
 LAB_COPIES := _build/lab
-LAB_OPTIONS = --LabApp.app_settings_dir=$(abspath tools/jupyterlab) $(if $(PORT),--port=$(PORT),) $(LAB_ARGS)
+LAB_FLAGS = $(if $(FORCE),--force,) $(if $(PORT),--port $(PORT),)
 ## [PORT=8890] [LAB_ARGS=...]  JupyterLab on working copies of the chapters, solutions folded (_build/lab/book; FORCE=1 renews them)
 lab: $(READER_STAMP)
-	$(PY) -m tools.working_copies --out $(LAB_COPIES)/book $(if $(FORCE),--force,) $(NOTEBOOKS)
-	$(BIN)/jupyter lab $(LAB_OPTIONS) --notebook-dir=$(LAB_COPIES)/book
+	$(PY) -m tools.reader_lab --out $(LAB_COPIES)/book $(LAB_FLAGS) $(NOTEBOOKS) -- $(LAB_ARGS)
 
-## the same without solutions, for self-study (_build/lab/student)
+## [PORT=8890] [LAB_ARGS=...]  the same for self-study: no solutions, no nbgrader UI (_build/lab/student)
 lab-student: $(READER_STAMP)
-	$(PY) -m tools.working_copies --student --out $(LAB_COPIES)/student $(if $(FORCE),--force,) $(NOTEBOOKS)
-	$(BIN)/jupyter lab $(LAB_OPTIONS) --notebook-dir=$(LAB_COPIES)/student
+	$(PY) -m tools.reader_lab --student --out $(LAB_COPIES)/student $(LAB_FLAGS) $(NOTEBOOKS) -- $(LAB_ARGS)
 
-## serve the built site on http://127.0.0.1:8000
+## [PORT=8000]  serve the built site on http://127.0.0.1:PORT (default 8000)
 serve:
 	@test -f _build/html/index.html || { echo "no built site: run 'make book' first"; exit 1; }
-	$(BASE_PYTHON) -m http.server 8000 --bind 127.0.0.1 --directory _build/html
+	$(BASE_PYTHON) -m http.server $(or $(PORT),8000) --bind 127.0.0.1 --directory _build/html
 
 ## benchmarks against their budgets (chapters, book, helpers, explorers)
 bench: $(STAMP)
