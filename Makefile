@@ -366,11 +366,24 @@ rekey-lab: $(READER_STAMP)
 	@test -n "$(BASE)" || { echo "give BASE=<commit whose record was valid>"; exit 2; }
 	$(PY) -m tools.rekey_lab_record --base $(BASE) --write
 
-## remove build outputs (keeps .venv)
+# The working copies of make lab and make lab-student ($(LAB_COPIES)) hold what readers
+# wrote: clean and distclean keep them; only clean-working-copies with FORCE=1 deletes them.
+## remove build outputs (keeps .venv and the working copies you write in, _build/lab)
 clean:
-	rm -rf _build .pytest_cache .hypothesis
-	find . -name __pycache__ -not -path './.venv/*' -prune -exec rm -rf {} +
+	@test ! -d _build || find _build -mindepth 1 -maxdepth 1 ! -path '$(LAB_COPIES)' -exec rm -rf {} +
+	rm -rf .pytest_cache .hypothesis
+	find . -name __pycache__ -not -path './.venv/*' -not -path './$(LAB_COPIES)/*' -prune -exec rm -rf {} +
+	@test ! -d $(LAB_COPIES) || echo "kept $(LAB_COPIES): the working copies of make lab and make lab-student, with your answers (make clean-working-copies lists them)"
 
-## clean, and remove .venv too
+.PHONY: clean-working-copies
+## [FORCE=1]  delete the working copies of make lab and make lab-student (_build/lab) and your answers in them; without FORCE=1, only list them
+clean-working-copies:
+	@if [ ! -d $(LAB_COPIES) ]; then echo "no working copies: $(LAB_COPIES) does not exist"; exit 0; fi; \
+	echo "$(if $(FORCE),deleting,would delete) $(LAB_COPIES), the working copies of make lab and make lab-student, with every change made in them:"; \
+	find $(LAB_COPIES) -type f -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' | sort | sed 's/^/  /'; \
+	echo "  and $$(find $(LAB_COPIES) -type f | wc -l | tr -d ' ') files in all"; \
+	$(if $(FORCE),rm -rf $(LAB_COPIES) && echo "deleted $(LAB_COPIES)",echo "nothing deleted: make clean-working-copies FORCE=1 deletes them")
+
+## clean, and remove .venv too (keeps the working copies, as clean does)
 distclean: clean
 	rm -rf $(VENV) posenc_helpers.egg-info

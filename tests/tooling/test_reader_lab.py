@@ -1,4 +1,8 @@
-"""A reader's JupyterLab (issue 46, item 4).
+"""A reader's JupyterLab and what make keeps of it (issue 46, items 2 and 4).
+
+Item 2: ``make clean`` deleted ``_build/lab``, where ``make lab`` and ``make lab-student`` keep
+the working copies a student writes answers in. Now it keeps them; only
+``make clean-working-copies FORCE=1`` deletes them, and without FORCE it lists them.
 
 Item 4: the student lab showed nbgrader's menu, Validate button and Create Assignment sidebar
 once ``make test`` had installed nbgrader; ``make lab-student`` as root stopped with "Running as
@@ -11,6 +15,7 @@ from __future__ import annotations
 import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -31,6 +36,56 @@ def _make(*args: str, cwd: Path = ROOT) -> str:
         check=True,
     )
     return done.stdout
+
+
+# --------------------------------------------------------------------------- item 2: no lost work
+@pytest.mark.slow  # a Python process that reads the book to write a copy
+@needs_make
+def test_an_edited_working_copy_survives_make_clean_and_the_copy_step(tmp_path):
+    build = tmp_path / "_build"
+    answer = build / "lab" / "book" / CHAPTER.name
+    student = build / "lab" / "student" / "01_why_order_matters.ipynb"
+    checkpoint = build / "lab" / "student" / ".ipynb_checkpoints" / "01_why_order_matters-checkpoint.ipynb"
+    outputs = [build / "html" / "index.html", build / "jax-cache" / "entry", tmp_path / ".pytest_cache" / "x"]
+    for path in [answer, student, checkpoint, *outputs]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"my answer in {path.name}")
+
+    said = _make("clean", cwd=tmp_path)
+    assert not any(path.exists() for path in outputs) and not (build / "html").exists()
+    for path in (answer, student, checkpoint):
+        assert path.read_text() == f"my answer in {path.name}", path
+    assert "kept _build/lab" in said
+
+    # make lab's copy step (tools/reader_lab.py, as the Makefile runs it) keeps the copy as it is
+    copied = subprocess.run(
+        [sys.executable, "-m", "tools.reader_lab", "--out", str(answer.parent), "--dry-run", str(CHAPTER)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "0 chapter(s) copied" in copied.stdout and "1 kept as you left them" in copied.stdout
+    assert answer.read_text() == f"my answer in {answer.name}"
+
+    # clean-working-copies without FORCE: says what it would delete, deletes nothing
+    listed = _make("clean-working-copies", cwd=tmp_path)
+    assert listed.startswith("would delete _build/lab, the working copies of make lab and make lab-student")
+    assert f"  _build/lab/book/{CHAPTER.name}\n" in listed and f"  _build/lab/student/{student.name}\n" in listed
+    assert "checkpoint" not in listed and "nothing deleted: make clean-working-copies FORCE=1" in listed
+    assert answer.is_file() and student.is_file()
+    deleted = _make("clean-working-copies", "FORCE=1", cwd=tmp_path)
+    assert deleted.startswith("deleting _build/lab,") and deleted.rstrip().endswith("deleted _build/lab")
+    assert not (build / "lab").exists()
+
+
+@needs_make
+def test_make_help_says_what_clean_keeps_and_what_deletes_the_copies():
+    lines = {line.split()[1]: line for line in _make("help").splitlines() if line.startswith("make ")}
+    assert "keeps .venv and the working copies you write in, _build/lab" in lines["clean"]
+    assert "FORCE=1" in lines["clean-working-copies"] and "only list them" in lines["clean-working-copies"]
+    for target in ("lab", "lab-student", "serve"):
+        assert "[PORT=" in lines[target], lines[target]
 
 
 # --------------------------------------------------------------------------- item 4: a student's lab
