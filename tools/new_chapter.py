@@ -13,12 +13,19 @@ Writes, from the templates in ``tools/templates/chapter/``:
 * ``tests/chapters/test_chNN_NAME.py``: their tests;
 * the chapter's entry in ``_toc.yml``: at the end of the last numbered part, or of the
   part ``--part`` names (a new numbered part before the back matter if none has that
-  caption).
+  caption);
+* its row ``| NN | Title |`` in README.md's table of chapters
+  (``tests/tooling/test_project.py`` holds the table to the notebooks' titles);
+* a web grid for its explorer in ``GRIDS`` of ``tools/site/explorer_grids.py`` (the
+  scaffold explorer's ``demo()`` at five lengths; ``tests/tooling/test_site_explorers.py``
+  fails for an explorer without one), its ``why`` marked ``TODO(author)``.
 
 The Makefile target then writes the Colab set-up cell, the explorer's restart note and
 the exercise numbers (``make sync-setup``) and executes the notebook. Nothing that exists is overwritten
-without ``--force``; ``tests/tooling/test_notebook_anatomy.py`` fails until no
-``TODO(author)`` is left.
+without ``--force``. A fresh scaffold passes every check of the chapter but one:
+``tests/tooling/test_notebook_anatomy.py`` fails until no ``TODO(author)`` is left, in
+the notebook or in the files above (``tests/tooling/test_new_chapter.py`` scaffolds one
+in a copy of the repository and runs the checks on it).
 """
 
 from __future__ import annotations
@@ -156,6 +163,41 @@ def add_toc_entry(toc: Path, stem: str, part: str | None) -> None:
     toc.write_text(text[:body_end] + entry + text[body_end:])
 
 
+def add_readme_row(readme: Path, nn: str, title: str) -> None:
+    """Add ``| nn | title |`` to README.md's table of chapters, in number order (nothing
+    happens if the chapter has a row)."""
+    text = readme.read_text()
+    rows = list(re.finditer(r"^\| (\d\d) \| .+ \|\n", text, re.M))
+    if not rows:
+        raise ValueError(f"{readme}: no table of chapters (rows '| NN | Title |') to add chapter {nn} to")
+    if any(row.group(1) == nn for row in rows):
+        return
+    before = [row for row in rows if row.group(1) < nn]
+    at = before[-1].end() if before else rows[0].start()
+    readme.write_text(text[:at] + f"| {nn} | {title} |\n" + text[at:])
+
+
+def add_grid(grids: Path, explorer: str) -> None:
+    """Add a web grid for the scaffold's explorer to ``GRIDS`` (nothing happens if it has one):
+    its ``demo()`` at five lengths, built as the template's notebook cell builds it."""
+    text = grids.read_text()
+    if f'    "{explorer}": Grid(' in text:
+        return
+    end = re.search(r"^GRIDS: dict\[str, Grid\] = \{\n(?:.*\n)*?(?P<end>\}\n)", text, re.M)
+    if end is None:
+        raise ValueError(f"{grids}: no GRIDS dictionary to add {explorer!r} to")
+    entry = (
+        f'    "{explorer}": Grid(\n'
+        '        {"n_positions": (1, 4, 8, 16, 32, 64)},\n'
+        '        "TODO(author): why these controls and values show what the explorer is for; the scaffold\'s "\n'
+        '        "length slider at six stops.",\n'
+        f'        "explorer = {explorer}()",\n'
+        f'        _demo("{explorer}"),\n'
+        "    ),\n"
+    )
+    grids.write_text(text[: end.start("end")] + entry + text[end.start("end") :])
+
+
 # --------------------------------------------------------------------------- scaffold
 _API_DIRECTIVE = {"plotting": "autofunction", "widgets": "autoclass", "checks": "autofunction"}
 
@@ -198,6 +240,8 @@ def scaffold(
         add_export(root / "posenc_helpers" / package / "__init__.py", names.module, export)
         add_api_entry(root / "book" / "api" / f"{package}.md", _API_DIRECTIVE[package], export)
     add_toc_entry(root / "_toc.yml", names.stem, part)
+    add_readme_row(root / "README.md", names.nn, names.title)
+    add_grid(root / "tools" / "site" / "explorer_grids.py", names.exports["widgets"])
     _write_notebook(root / "notebooks" / "text" / f"{names.stem}.md", notebook)
     return [*files, notebook]
 
@@ -226,8 +270,9 @@ def main(argv: list[str] | None = None) -> int:
     for path in written:
         print(f"wrote {path.relative_to(ROOT)}")
     print(
-        f"registered in _toc.yml, posenc_helpers/{{plotting,widgets,checks}}/__init__.py and book/api/; "
-        f"now write every {PLACEHOLDER} (see AUTHORING.md)"
+        f"registered in _toc.yml, README.md's table of chapters, posenc_helpers/{{plotting,widgets,checks}}/"
+        f"__init__.py, book/api/ and GRIDS in tools/site/explorer_grids.py; now write every {PLACEHOLDER} "
+        f"(CONTRIBUTING.md, 'Adding a chapter'; AUTHORING.md)"
     )
     return 0
 

@@ -52,10 +52,39 @@ def test_there_are_chapters():
 
 def test_no_author_placeholders_left(chapter):
     """``make chapter`` marks everything the author has to write ``TODO(author)``."""
-    _, nb, _ = chapter
+    _, nb, path = chapter
     left = [line.strip() for cell in nb.cells for line in (cell.source + "\n" + _caption(cell)).splitlines()]
     left = [line for line in left if "TODO(author)" in line]
-    assert not left, f"{len(left)} TODO(author) left to write, the first: {left[0]!r}"
+    assert not left, (
+        f"{path.name}: {len(left)} TODO(author) left to write, the first: {left[0]!r}; write each "
+        f"(CONTRIBUTING.md, 'Adding a chapter'), re-execute the notebook (`.venv/bin/python -m tools.nbtools "
+        f"execute notebooks/{path.name}`) and rerun "
+        "`.venv/bin/python -m pytest -p no:nbval tests/tooling/test_notebook_anatomy.py`"
+    )
+
+
+def _scaffolded_files() -> list[Path]:
+    """The files besides the notebook that ``make chapter`` writes or registers a chapter in."""
+    return [
+        *sorted((ROOT / "posenc_helpers").rglob("*.py")),
+        *sorted((ROOT / "tests" / "chapters").glob("*.py")),
+        ROOT / "tools" / "site" / "explorer_grids.py",
+    ]
+
+
+def test_no_author_placeholders_left_in_the_code():
+    """The scaffold's modules, tests and web grid are marked ``TODO(author)`` too (issue 49)."""
+    left = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in _scaffolded_files()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if "TODO(author)" in line
+    ]
+    assert not left, (
+        f"{len(left)} TODO(author) left to write in the chapter's code, at {', '.join(left)}: write each "
+        "(CONTRIBUTING.md, 'Adding a chapter'), then rerun "
+        "`.venv/bin/python -m pytest -p no:nbval tests/tooling/test_notebook_anatomy.py`"
+    )
 
 
 def test_title_motivation_and_learning_goals(chapter):
@@ -113,11 +142,18 @@ def _prints(cell) -> bool:
 def test_every_printed_result_is_asserted(chapter):
     """A cell that prints a result asserts it: a printed figure is a claim, and a claim is
     checked where it is made (an explorer prints nothing; an exercise's check prints its verdict)."""
-    _, nb, _ = chapter
+    _, nb, path = chapter
     printing = [cell for cell in _code(nb) if _prints(cell)]
-    assert len(printing) >= 5, "a chapter computes and prints its claims"
+    assert len(printing) >= 5, (
+        f"{path.name}: {len(printing)} code cells print a result, a chapter at least 5: compute and print its "
+        "claims, each asserted in the cell that prints it (AUTHORING.md, 'The promise'); re-execute it "
+        f"(`.venv/bin/python -m tools.nbtools execute notebooks/{path.name}`) and rerun "
+        "`.venv/bin/python -m pytest -p no:nbval tests/tooling/test_notebook_anatomy.py -k printed`"
+    )
     unchecked = [cell.id for cell in printing if not _CHECK.search(cell.source)]
-    assert not unchecked, f"cells that print without asserting: {unchecked}"
+    assert not unchecked, (
+        f"{path.name}: cells that print without asserting: {unchecked}; assert (or check_...()) what each prints"
+    )
 
 
 _TYPED_NUMBER = re.compile(r"^#{1,2} \d|\*\*Figure \d|\b(?:Figures?|[Ss]ections?)\s+\d+\.\d+", re.M)

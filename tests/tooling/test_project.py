@@ -159,7 +159,14 @@ def test_readme_names_every_chapter_by_its_title():
     for path in chapter_notebooks():
         first = "".join(json.loads(path.read_text())["cells"][0]["source"]).splitlines()[0]
         titles.append((path.name[:2], first.removeprefix("# ")))
-    assert listed == titles
+    missing = [f"| {nn} | {title} |" for nn, title in titles if (nn, title) not in listed]
+    extra = [f"| {nn} | {title} |" for nn, title in listed if (nn, title) not in titles]
+    assert listed == titles, (
+        "README.md's table of chapters must list each chapter notebook's title (its first line), in order: "
+        f"add or correct the rows {missing or 'none'}, remove {extra or 'none'} (make chapter writes the row; "
+        "a new title changes it), then rerun "
+        "`.venv/bin/python -m pytest -p no:nbval tests/tooling/test_project.py -k readme`"
+    )
 
 
 def test_readme_names_both_command_lines():

@@ -61,7 +61,12 @@ def _pixels(data: bytes) -> np.ndarray:
 
 def test_every_explorer_of_the_book_has_a_grid():
     names = {name for name in widgets.__all__ if name != "FigureExplorer"}
-    assert set(explorers.GRIDS) == names
+    assert set(explorers.GRIDS) == names, (
+        f"explorers without a web grid: {sorted(names - set(explorers.GRIDS)) or 'none'}, grids of no explorer "
+        f"of posenc_helpers.widgets: {sorted(set(explorers.GRIDS) - names) or 'none'}: give each explorer a "
+        "Grid in GRIDS of tools/site/explorer_grids.py, keyed by its class name (CONTRIBUTING.md, 'Adding a "
+        "chapter'), then rerun `.venv/bin/python -m pytest -p no:nbval tests/tooling/test_site_explorers.py`"
+    )
 
 
 def test_each_grid_builds_its_explorer_as_the_chapter_does():
@@ -75,10 +80,20 @@ def test_each_grid_builds_its_explorer_as_the_chapter_does():
                 found = re.search(r"from posenc_helpers\.widgets import (\w+Explorer)", source)
                 if found:
                     cells[found.group(1)] = (path.name, source)
-    assert set(cells) == set(explorers.GRIDS)
+    assert set(cells) == set(explorers.GRIDS), (
+        f"explorer cells without a web grid: {sorted(set(cells) - set(explorers.GRIDS)) or 'none'}, grids "
+        f"without an explorer cell: {sorted(set(explorers.GRIDS) - set(cells)) or 'none'} (the cell tagged "
+        "remove-output that imports it from posenc_helpers.widgets): add or remove its Grid in GRIDS of "
+        "tools/site/explorer_grids.py, then rerun `.venv/bin/python -m pytest -p no:nbval "
+        "tests/tooling/test_site_explorers.py`"
+    )
     for name, grid in explorers.GRIDS.items():
         notebook, source = cells[name]
-        assert grid.cell in source.splitlines(), f"{notebook}: the explorer cell no longer has {grid.cell!r}"
+        assert grid.cell in source.splitlines(), (
+            f"{notebook}: the explorer cell no longer has {grid.cell!r}: check that GRIDS[{name!r}].build in "
+            "tools/site/explorer_grids.py builds the explorer as the new line does, then copy the line into "
+            "its `cell`"
+        )
 
 
 def test_a_grid_is_every_combination_of_its_values_the_last_varying_fastest():

@@ -358,7 +358,9 @@ def render_explorer_frames(site: Site) -> None:
         name = cell[0]
         grid = GRIDS.get(name)
         if grid is None:
-            site.notes.append(f"explorer {name} on {path.name} has no web grid (tools/site/explorers.py): static only")
+            site.notes.append(
+                f"explorer {name} on {path.name} has no web grid (GRIDS in tools/site/explorer_grids.py): static only"
+            )
             continue
         keyed = _KEYED.pop(path.stem, None)
         found[path] = keyed if keyed and keyed[0] == name else (name, CACHE / f"{path.stem}-{grid_digest(name, grid)}")
