@@ -83,6 +83,7 @@ def test_qwen_base_fails_only_barely():
     assert first_negative_distance(rope_frequencies(128, base=1e6)) == 27115
 
 
+@pytest.mark.slow
 def test_smallest_passing_base_against_men_et_al_figure_1():
     # Men et al., Figure 1 (a 128-wide head): about 3e4 at 4K and 8e4 at 8K (read off the log-log plot).
     # The old chapter's 81-point grid gave 4.47e4 and 1.41e5, 1.5 and 1.7 times more.

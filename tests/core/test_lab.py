@@ -324,6 +324,7 @@ def test_training_lowers_the_loss_and_is_deterministic(tiny_models):
     assert not np.array_equal(other.losses, model.losses)
 
 
+@pytest.mark.slow
 def test_budgets_sharing_one_run_equal_separate_runs():
     """Each budget of train_budgets is the model train(steps=budget) gives: same batches,
     same schedule (a second method: the separate runs)."""
@@ -381,6 +382,7 @@ def test_rope_scaling_and_fine_tuning(tiny_models):
         lab.with_rope_scaling(model, "ntk-by-parts", 2.0)
 
 
+@pytest.mark.slow
 def test_stored_runs_are_reused_only_for_the_same_inputs(tiny_models, tmp_path, monkeypatch):
     """With POSENC_LAB_CACHE set, a second identical run is read back (it does not train),
     with the weights, losses and time of the first; any changed input trains anew."""
@@ -429,6 +431,7 @@ def _constant_model(task, **fields):
     return lab.TrainedModel("nope", task, TINY, params, 8, 0, 1, np.zeros(1), 0.0, **fields)
 
 
+@pytest.mark.slow
 def test_offset_task_measurements_by_hand():
     """Worked out without the model: a constant model is right exactly where the symbol phi
     back is 0, so its accuracy is the share of zeros among the scored targets (drawn here as
@@ -473,6 +476,7 @@ def test_retrieval_accuracy_places_the_key_and_counts_right_answers():
         lab.length_curve(model, [8])
 
 
+@pytest.mark.slow
 def test_retrieval_accuracy_by_hand_on_a_model_that_always_answers_one_symbol():
     """A model whose logits ignore the input names the key exactly when the key is that symbol:
     accuracy = the share of keys equal to it (counted here from the same sequences)."""
@@ -1078,6 +1082,7 @@ def test_the_records_verdicts_follow_from_its_numbers():
         assert math.sqrt(sum(se**2 for se in ses)) / len(ses) <= 0.02
 
 
+@pytest.mark.slow
 def test_the_digest_keys_on_meaning_not_bytes(tmp_path):
     """A copy of the package has the same digest; a docstring or comment edit anywhere on
     the lab's path keeps it, and so does an edit outside the path; a new statement in the

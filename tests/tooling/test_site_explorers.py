@@ -293,6 +293,7 @@ def _docstring_edit(path: Path) -> None:
 # Which explorers import which module, read off the widget modules' imports by hand:
 # only chapter 08's AlibiExplorer imports alibi.py, only chapter 11's LengthExplorer
 # binning.py (and reads the record); mla.py is imported by no explorer; rope.py by five.
+@pytest.mark.slow
 def test_a_grid_is_keyed_on_the_code_its_explorer_imports_not_on_docstrings_or_other_modules(tmp_path):
     package = _package_copy(tmp_path)
 
