@@ -163,7 +163,9 @@ def probe(text_only: bool = False) -> dict[str, object]:
     }
     if not text_only:
         out["verdicts"]["reach"] = {
-            task: lab.question_reach(record["questions"][task], seeds, protocol.lengths, windows=protocol.question_windows)
+            task: lab.question_reach(
+                record["questions"][task], seeds, protocol.lengths, windows=protocol.question_windows
+            )
             for task in lab.QUESTION_TASKS
         }
     live = {method: record["text"][method][str(seeds[0])][str(largest)] for method in lab.METHODS}

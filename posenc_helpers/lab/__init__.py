@@ -81,8 +81,8 @@ from .training import (
     with_rope_scaling,
 )
 from .verdicts import (
-    extrapolation_verdicts,
     LEARNED_AT,
+    extrapolation_verdicts,
     question_reach,
     reach_label,
     reproduces_record,

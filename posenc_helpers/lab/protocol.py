@@ -397,7 +397,11 @@ QUESTION_KEYS: tuple[str, ...] = ("questions", "bag_of_tokens", "order_only", "q
 
 
 def record_lab(
-    path: Path | str = RECORD_PATH, *, protocol: Protocol = PROTOCOL, progress: bool = True, questions_only: bool = False
+    path: Path | str = RECORD_PATH,
+    *,
+    protocol: Protocol = PROTOCOL,
+    progress: bool = True,
+    questions_only: bool = False,
 ) -> dict:
     """Run the whole experiment of :data:`PROTOCOL`, write its record to ``path`` and return it.
 
@@ -408,13 +412,11 @@ def record_lab(
     ``POSENC_LAB_CACHE``, so that a rerun after an edit outside the lab's training path
     reuses the trained models.
 
-    ``questions_only=True`` (``make record-lab-questions``) runs the question part alone
-    and keeps every other part from the record already at ``path``, which must have the
-    same protocol: for a change to how the question tasks are scored or judged, which
-    leaves the text part's code as it was. The record then says so (``"kept"``: the
-    parts kept, the digest of the record they come from, and the seconds they took
-    there); whether the text part's code really is unchanged is the committer's to
-    show (``tools/lab_probe.py``'s text part, run under both trees).
+    ``questions_only=True`` (``make record-lab-questions``) runs the question part alone and
+    keeps every other part from the record at ``path`` (same protocol): for a change to how
+    the question tasks are scored or judged alone. The record says so (``"kept"``: the parts,
+    the digest of the record they come from, their seconds there); that the text part's code
+    is unchanged is for the committer to show (``tools/lab_probe.py --text`` under both trees).
     """
     started = time.perf_counter()
     seconds: dict[str, float] = {}
@@ -431,7 +433,9 @@ def record_lab(
     if questions_only:
         old = json.loads(Path(path).read_text(encoding="utf-8"))
         if old["protocol"] != json.loads(json.dumps(asdict(protocol))):
-            raise ValueError(f"questions_only needs a record at {path} made with the same protocol; run make record-lab")
+            raise ValueError(
+                f"questions_only needs a record at {path} made with the same protocol; run make record-lab"
+            )
         questions, oracles, question_controls = timed("question tasks", _questions_part, protocol, progress)
         kept_from = old.get("kept", {}).get("from_digest", old["digest"])
         kept_seconds = old.get("kept", {}).get("seconds", old["seconds"])
@@ -485,7 +489,9 @@ def _finish(record: dict, protocol: Protocol, path: Path | str) -> dict:
     record["verdicts"] = extrapolation_verdicts(record["text"], protocol.seeds, protocol.largest)
     record["reach"] = {
         task: _rounded(
-            question_reach(record["questions"][task], protocol.seeds, protocol.lengths, windows=protocol.question_windows)
+            question_reach(
+                record["questions"][task], protocol.seeds, protocol.lengths, windows=protocol.question_windows
+            )
         )
         for task in QUESTION_TASKS
     }

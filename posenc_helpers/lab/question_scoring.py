@@ -181,7 +181,8 @@ def answer_kinds(task: str, tokens: np.ndarray, answers: np.ndarray, predicted: 
     An order question: keys 5 (earlier) and 6 (later, the answer) among filler 0-3:
 
     >>> tokens = np.array([[1, 5, 2, 6, 3, 8]])
-    >>> [ANSWER_KINDS[int(answer_kinds("order", tokens, np.array([6]), np.array([p]), 4)[0])] for p in (6, 5, 3, 7, 0, 8)]
+    >>> kind = lambda p: ANSWER_KINDS[int(answer_kinds("order", tokens, np.array([6]), np.array([p]), 4)[0])]
+    >>> [kind(p) for p in (6, 5, 3, 7, 0, 8)]
     ['right', 'other planted', 'neighbour', 'other key', 'filler', 'other']
     """
     task = require_choice(task, "task", QUESTION_TASKS)

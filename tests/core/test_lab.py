@@ -881,7 +881,7 @@ def test_far_placement_is_past_the_training_length_where_there_is_room():
     """L = 8. At 32 (4L) far distances are 16 .. 23: every planted token at a position
     32 - 1 - d in 8 .. 15, past L, and more than L back. At 16 (2L) there is no room for
     both, and far is the older half, distances 8 .. 15. Near is always within L/2."""
-    from posenc_helpers.lab.question_scoring import _question_span, _question_set
+    from posenc_helpers.lab.question_scoring import _question_set, _question_span
 
     assert _question_span("order", "far", 32, 8) == (16, 24)
     assert _question_span("marker", "far", 16, 8) == (8, 16)
@@ -899,7 +899,8 @@ def test_answer_kinds_by_hand():
     marker = np.array([[3, 8, 1, 2, 0, 9]])  # the answer is 1, after the marker; 2 is its neighbour
     retrieval = np.array([[0, 1, 6, 2, 3, 8]])  # the key 6 between neighbours 1 and 2
     cases = {
-        ("marker", 1): (marker, {1: "right", 8: "other planted", 2: "neighbour", 5: "other key", 0: "filler", 9: "other"}),
+        ("marker", 1): (marker, {1: "right", 8: "other planted", 2: "neighbour", 5: "other key", 0: "filler",
+                                 9: "other"}),
         ("retrieval", 6): (retrieval, {6: "right", 1: "neighbour", 2: "neighbour", 5: "other key", 3: "filler",
                                        8: "other"}),
     }  # fmt: skip
