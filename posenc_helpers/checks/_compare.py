@@ -158,10 +158,8 @@ def _format_index(index: tuple[int, ...], axes: Sequence[str]) -> str:
 
 def _holds_text(answer: Any) -> bool:
     """Whether ``answer`` is a string, or an array or list holding one (numpy would convert it)."""
-    if isinstance(answer, str | bytes | np.str_ | np.bytes_):
-        return True
     try:
-        array = np.asarray(answer) if isinstance(answer, np.ndarray | list | tuple) else np.asarray(0)
+        array = np.asarray(answer) if isinstance(answer, np.ndarray | list | tuple | str | bytes) else np.asarray(0)
     except (TypeError, ValueError):
         return False
     return array.dtype.kind in "US" or (array.dtype.kind == "O" and any(isinstance(x, str) for x in array.ravel()))
@@ -171,9 +169,8 @@ def as_answer_array(answer: Any, name: str) -> np.ndarray:
     """Convert an answer to a float array or fail with a message about its type (a number typed
     as a string, ``'0.5'``, is refused: the answer is a number, a string is text)."""
     if _holds_text(answer):
-        if np.ndim(answer) == 0:
-            raise CheckFailed(f"{name} should be a number, not a string: write the number without quotes.")
-        raise CheckFailed(f"{name} should hold numbers, not strings: write each number without quotes.")
+        text = "a string" if np.ndim(answer) == 0 else "strings"
+        raise CheckFailed(f"{name} should be a numpy array of numbers, not {text}: write the numbers without quotes.")
     try:
         array = np.asarray(answer, dtype=np.float64)
     except (TypeError, ValueError):
@@ -211,6 +208,8 @@ def _one_number(answer: Any, name: str, what: str, kind: str) -> float:
     "number" or "whole number")."""
     if isinstance(answer, bool | np.bool_):
         raise CheckFailed(f"{name} should be a {kind} (a {what}), not a boolean.")
+    if _holds_text(answer):
+        raise CheckFailed(f"{name} should be a {kind}, not a string: write the {kind} without quotes.")
     array = as_answer_array(answer, name)
     if array.size != 1:
         raise CheckFailed(f"{name} should be one {what} (a single {kind}); yours has shape {array.shape}.")

@@ -169,7 +169,9 @@ def test_a_number_typed_as_a_string_is_told_so():
         assert not re.search(r"138\d", message)
     with pytest.raises(CheckFailed) as info:
         check_encoding_row([str(v) for v in PE_7], 7, 6)
-    assert str(info.value) == "your PE should hold numbers, not strings: write each number without quotes."
+    assert str(info.value) == (
+        "your PE should be a numpy array of numbers, not strings: write the numbers without quotes."
+    )
 
 
 @pytest.mark.parametrize("decimals", [2, 3, 4])
