@@ -30,12 +30,14 @@ def trained_extrapolation() -> dict:
         losses and rises, by method, seed and budget; at the largest budget also
         the sliding-window reference and the early-token gain), ``"questions"``
         (accuracy on the three question tasks, by task, method and seed, far,
-        near and with shuffled contexts), ``"bag_of_tokens"``, ``"rescue"``, and
-        the verdicts: ``"verdicts"``, ``{method: "does not rise" | "rises" |
-        "unresolved"}`` for the held-out loss past the training length at the
-        largest budget, and ``"reach"``, ``{task: {method: tokens}}``, the longest
-        sequence up to which the method's models answer with what the task plants
-        in its older half. The methods are the lab's: ``"nope"``,
+        near and with shuffled contexts, and what the models answered far and
+        near), the oracles ``"bag_of_tokens"`` and ``"order_only"``,
+        ``"rescue"``, ``"kept"`` when ``make record-lab-questions`` kept the text
+        part of an earlier record, and the verdicts: ``"verdicts"``, ``{method:
+        "does not rise" | "rises" | "unresolved"}`` for the held-out loss past the
+        training length at the largest budget, and ``"reach"``, ``{task: {method:
+        entry}}``, whether each method's answers keep, drop or are unresolved at
+        each longer length (:func:`posenc_helpers.lab.question_reach`). The methods are the lab's: ``"nope"``,
         ``"sinusoidal"``, ``"learned"``, ``"t5"``, ``"rope"`` and ``"alibi"``.
 
     Raises
