@@ -23,10 +23,10 @@ uncertainty has two sources, the sequences drawn (binomial) and the seed itself.
 spread over seeds already contains both (each seed is scored on its own sequences),
 but three seeds can agree by luck (three perfect scores have no spread at all), so the
 standard error of a mean accuracy is the larger of the seeds' and the binomial one
-(:func:`accuracy_standard_error`; Agresti-Coull's adjusted proportion
+(:func:`~posenc_helpers.lab.accuracy_standard_error`; Agresti-Coull's adjusted proportion
 ``(x + 2) / (W + 4)``, which is never 0 or 1), with Student's t on ``n - 1`` degrees of
 freedom as before. A *drop* of accuracy from the training length is paired by seed,
-and its binomial part adds both counts' variances (:func:`drop_verdicts`).
+and its binomial part adds both counts' variances (:func:`~posenc_helpers.lab.drop_verdicts`).
 
 An earlier version called a loss *flat* only when its two-sided interval lay inside
 ``±FLAT_MARGIN``: a method whose loss clearly fell or barely moved but whose seeds
