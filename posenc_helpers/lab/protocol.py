@@ -3,7 +3,8 @@
 :func:`record_lab` (``make record-lab``) runs the whole experiment, which does not fit
 a live chapter: every position method at several training budgets and three seeds,
 count-based baselines, controls for two configuration choices, three question tasks
-(a content lookup and two tasks that need order) with their controls, and the rescue
+(a content lookup; which came last, which order alone answers; after the marker, which
+needs a distance) with their controls, and the rescue
 of RoPE by interpolation. It writes the numbers, and the verdicts the rules of
 :mod:`posenc_helpers.lab.statistics` draw from them (:mod:`.verdicts`), to a record in
 the package. Chapters 10 and 11 read the record; chapter 11 also trains

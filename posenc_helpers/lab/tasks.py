@@ -16,8 +16,9 @@
     Recall by place: filler symbols, one *marker* symbol (``2 alphabet``) planted
     somewhere, and the query (``2 alphabet + 1``) last; the target at the query is the
     symbol right *after* the marker. That value is an ordinary filler symbol, so
-    content alone cannot tell it from the rest: the model has to know which token
-    follows which. Left alone, the lab's small models take thousands of steps to
+    content alone cannot tell it from the rest, and neither can order alone (every
+    token after the marker follows it): the model has to know how far a token lies
+    from the marker, a position signal. Left alone, the lab's small models take thousands of steps to
     discover that (the one scored token per sequence carries little signal), so every
     other position is also asked for the token right before it (chapter 10's
     look-back task with φ = 1), with a total weight equal to the query's. That teaches
@@ -27,7 +28,9 @@
     Which of two keys came last: filler symbols, two different key symbols planted
     at two places, and the query (``2 alphabet``) last; the target is the later key.
     Both keys are in the context whichever came last, so a model that sees the
-    context as a bag of tokens is at chance (one half).
+    context as a bag of tokens is at chance (one half); but order alone answers it,
+    and a causal decoder has order without positions (the later key can attend to
+    the earlier one, not the reverse), so it is no test of a position method.
 
 Batch ``step`` of a run with seed ``seed`` is drawn from its own generator,
 ``numpy.random.default_rng([seed, step])``, so a run cut short, or continued from a
