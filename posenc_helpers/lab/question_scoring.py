@@ -196,7 +196,7 @@ def answer_kinds(task: str, tokens: np.ndarray, answers: np.ndarray, predicted: 
     else:
         place = (context == answers[:, None]).argmax(axis=1)
         keys = (context >= alphabet) & (context < 2 * alphabet) & (context != answers[:, None])
-        other = np.where(keys.any(axis=1), context[rows, keys.argmax(axis=1)], -1)  # no other key: never matched
+        other = np.where(keys.any(axis=1), context[rows, keys.argmax(axis=1)], -1)  # type: ignore[assignment]  # no other key: never matched
     before = np.where(place >= 1, context[rows, np.maximum(place - 1, 0)], -1)
     after = np.where(place + 1 < length - 1, context[rows, np.minimum(place + 1, length - 2)], -1)
     conditions = [
@@ -206,7 +206,7 @@ def answer_kinds(task: str, tokens: np.ndarray, answers: np.ndarray, predicted: 
         (predicted >= alphabet) & (predicted < 2 * alphabet),
         (predicted >= 0) & (predicted < alphabet),
     ]
-    return np.select(conditions, np.arange(len(conditions)), default=len(conditions))
+    return np.select(conditions, np.arange(len(conditions)), default=len(conditions))  # type: ignore[arg-type]
 
 
 def answer_split(model: TrainedModel, lengths, *, placement: str = "far", seed: int = 0, windows: int = 64):
