@@ -208,14 +208,14 @@ notebooks: $(READER_STAMP)
 
 # JupyterLab on working copies of the chapters (tools/working_copies.py), never on the
 # tracked notebooks, which JupyterLab would rewrite: make lab with the solutions (folded),
-# make lab-student without them and without nbgrader's menus and buttons. A copy that exists
+# make lab-student without them; neither shows nbgrader's menus and buttons. A copy that exists
 # is kept (the reader's work); FORCE=1 replaces it; make clean never deletes them. Authors
 # edit notebooks/ (CONTRIBUTING.md, "Regenerating notebook outputs"). tools/reader_lab.py
 # writes the copies and starts JupyterLab: PORT=8890 picks its port, as root it passes
 # --allow-root (and says so); LAB_ARGS="--no-browser --ip=0.0.0.0" passes any other option.
 LAB_COPIES := _build/lab
 LAB_FLAGS = $(if $(FORCE),--force,) $(if $(PORT),--port $(PORT),)
-## [PORT=8890] [LAB_ARGS=...]  JupyterLab on working copies of the chapters, solutions folded (_build/lab/book; FORCE=1 renews them)
+## [PORT=8890] [LAB_ARGS=...]  JupyterLab on working copies of the chapters, solutions folded, no nbgrader UI (_build/lab/book; FORCE=1 renews them)
 lab: $(READER_STAMP)
 	$(PY) -m tools.reader_lab --out $(LAB_COPIES)/book $(LAB_FLAGS) $(NOTEBOOKS) -- $(LAB_ARGS)
 
@@ -366,16 +366,24 @@ rekey-lab: $(READER_STAMP)
 	@test -n "$(BASE)" || { echo "give BASE=<commit whose record was valid>"; exit 2; }
 	$(PY) -m tools.rekey_lab_record --base $(BASE) --write
 
-# The working copies of make lab and make lab-student ($(LAB_COPIES)) hold what readers
-# wrote: clean and distclean keep them; only clean-working-copies with FORCE=1 deletes them.
-## remove build outputs (keeps .venv and the working copies you write in, _build/lab)
+# What a person may have written into, which clean and distclean keep: the working copies of
+# make lab and make lab-student ($(LAB_COPIES)), the nbgrader course of make course with its
+# gradebook, submissions, grades and feedback, make student's copies and make otter's
+# assignments. clean-working-copies FORCE=1 deletes the first, clean-kept FORCE=1 all of them.
+KEPT := $(LAB_COPIES) _build/course _build/student _build/otter
+KEPT_NOTE.$(LAB_COPIES) := the working copies of make lab and make lab-student, with your answers
+KEPT_NOTE._build/course := make course's nbgrader course: gradebook.db, submitted/, autograded/, feedback/
+KEPT_NOTE._build/student := make student's copies of the release, which you may have edited or handed out
+KEPT_NOTE._build/otter := make otter's assignments, which you may have edited
+## remove build outputs (keeps .venv and what a person may have written in: _build/lab, _build/course, _build/student, _build/otter)
 clean:
-	@test ! -d _build || find _build -mindepth 1 -maxdepth 1 ! -path '$(LAB_COPIES)' -exec rm -rf {} +
+	@test ! -d _build || find _build -mindepth 1 -maxdepth 1 $(foreach d,$(KEPT),! -path '$(d)') -exec rm -rf {} +
 	rm -rf .pytest_cache .hypothesis
-	find . -name __pycache__ -not -path './.venv/*' -not -path './$(LAB_COPIES)/*' -prune -exec rm -rf {} +
-	@test ! -d $(LAB_COPIES) || echo "kept $(LAB_COPIES): the working copies of make lab and make lab-student, with your answers (make clean-working-copies lists them)"
+	find . -name __pycache__ -not -path './.venv/*' $(foreach d,$(KEPT),-not -path './$(d)/*') -prune -exec rm -rf {} +
+	@$(foreach d,$(KEPT),test ! -d $(d) || echo "kept $(d): $(KEPT_NOTE.$(d))";) true
+	@for d in $(KEPT); do test ! -d $$d || { echo "(make clean-kept lists what it keeps; FORCE=1 deletes it)"; break; }; done
 
-.PHONY: clean-working-copies
+.PHONY: clean-working-copies clean-kept
 ## [FORCE=1]  delete the working copies of make lab and make lab-student (_build/lab) and your answers in them; without FORCE=1, only list them
 clean-working-copies:
 	@if [ ! -d $(LAB_COPIES) ]; then echo "no working copies: $(LAB_COPIES) does not exist"; exit 0; fi; \
@@ -384,6 +392,18 @@ clean-working-copies:
 	echo "  and $$(find $(LAB_COPIES) -type f | wc -l | tr -d ' ') files in all"; \
 	$(if $(FORCE),rm -rf $(LAB_COPIES) && echo "deleted $(LAB_COPIES)",echo "nothing deleted: make clean-working-copies FORCE=1 deletes them")
 
-## clean, and remove .venv too (keeps the working copies, as clean does)
+## [FORCE=1]  delete everything make clean keeps but .venv (the working copies, the course with its gradebook, ...); without FORCE=1, only list it
+clean-kept:
+	@found=0; $(foreach d,$(KEPT),if [ -d $(d) ]; then found=1; \
+	  echo "$(if $(FORCE),deleting,would delete) $(d), $(KEPT_NOTE.$(d)):"; \
+	  for entry in $(d)/* $(d)/.[!.]*; do \
+	    if [ -d "$$entry" ]; then echo "  $$entry/ ($$(find "$$entry" -type f | wc -l | tr -d ' ') files)"; \
+	    elif [ -e "$$entry" ]; then echo "  $$entry"; fi; \
+	  done; \
+	  $(if $(FORCE),rm -rf $(d) && echo "deleted $(d)";,) fi;) \
+	if [ $$found = 0 ]; then echo "nothing kept: none of $(KEPT) exists"; \
+	else $(if $(FORCE),true,echo "nothing deleted: make clean-kept FORCE=1 deletes them"); fi
+
+## clean, and remove .venv too (keeps what clean keeps)
 distclean: clean
 	rm -rf $(VENV) posenc_helpers.egg-info
