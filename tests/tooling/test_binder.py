@@ -18,9 +18,14 @@ import importlib.util
 import json
 import os
 import re
+import secrets
 import shutil
+import socket
 import subprocess
 import sys
+import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -483,3 +488,64 @@ def test_the_binder_button_opens_the_student_copy(binder_build_output: tuple[Pat
     assert buttons["Colab"].endswith("/github/you/posenc-book/blob/main/notebooks/04_sine_cosine_pairs.ipynb")
     student = _theme_launch_buttons(student_edition=True)
     assert student["Binder"].endswith("?urlpath=lab/tree/notebooks/04_sine_cosine_pairs.ipynb")
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.slow  # starts JupyterLab
+def test_jupyterlab_started_as_binderhub_starts_it_serves_the_student_copies(
+    binder_build_output: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """JupyterLab from the repository root with BinderHub's arguments (BinderSpawnerMixin.get_args:
+    address, port, base URL, token; no root folder) and the configuration postBuild wrote: its
+    contents API, what the file browser lists, is the student copies and nothing above them."""
+    prefix, _ = binder_build_output
+    port, token, base = _free_port(), secrets.token_hex(16), "/user/student-x/"
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("JUPYTER")}
+    environment["JUPYTER_CONFIG_PATH"] = str(prefix / "etc" / "jupyter")
+    for name in ("CONFIG", "DATA", "RUNTIME"):
+        environment[f"JUPYTER_{name}_DIR"] = str(tmp_path / name.lower())
+    command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}"]
+    command += [f"--ServerApp.base_url={base}", f"--ServerApp.token={token}"]
+    command += ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
+    log = (tmp_path / "jupyterlab.log").open("w")
+    server = subprocess.Popen(command, cwd=ROOT, env=environment, stdout=log, stderr=subprocess.STDOUT)
+
+    def get(path: str) -> tuple[int, dict]:
+        request = urllib.request.Request(f"http://127.0.0.1:{port}{base}api/contents/{path}")
+        request.add_header("Authorization", f"token {token}")
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            return error.code, {}
+
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                status, root = get("")
+                break
+            except (urllib.error.URLError, ConnectionError):
+                assert server.poll() is None, (tmp_path / "jupyterlab.log").read_text()
+                assert time.monotonic() < deadline, "JupyterLab did not answer in 180 s"
+                time.sleep(1)
+        assert status == 200
+        assert sorted(item["name"] for item in root["content"]) == _chapters()
+        status, chapter = get(CHAPTER)
+        assert status == 200 and chapter["type"] == "notebook"
+        markdown = "\n".join(cell["source"] for cell in chapter["content"]["cells"] if cell["cell_type"] == "markdown")
+        assert "# 4. " in markdown and not SOLUTION_MARKER.search(markdown)
+        assert get("notebooks")[0] == 404 and get(f"../../notebooks/{CHAPTER}")[0] in (403, 404)
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log.close()
