@@ -55,7 +55,7 @@ SKIP_DRAWING := PYTHONSTARTUP=$(abspath tools/skip_figure_drawing.py)
 
 .PHONY: help setup book book-only test test-fast _test-fast-unit test-unit test-doctest lint test-notebooks test-notebooks-native \
         test-notebooks-portable test-course test-student-book test-browser browser-only \
-        audit notebooks text sync-setup chapter lab lab-student serve bench lane-times rekey-lab record-lab-questions course collect grade otter student student-branch student-book lock release clean distclean \
+        audit notebooks text sync-setup chapter lab lab-student serve bench lane-times rekey-lab record-lab-questions pdf pdf-only pdf-chapters test-pdf course collect grade otter student student-branch student-book lock release clean distclean \
         _test-parallel _book-then-browser
 
 help:  ## this list: every target with a line of its own, from the comment (##) above its rule
@@ -193,10 +193,36 @@ test-browser: $(STAMP)
 _book-then-browser: $(STAMP)
 	$(MAKE) --no-print-directory book-only
 	POSENC_FULL_PAGE_SCREENSHOTS=0 $(MAKE) --no-print-directory browser-only
+	$(MAKE) --no-print-directory test-pdf
 
 ## the browser suite on the site already built
 browser-only:
 	$(PY) -m pytest tests/browser -q -rs -p no:nbval --confcutdir=tests/browser
+
+# The book to take away (tools/editions): the built site's reader pages (the API reference
+# and the instructor guide left out) assembled into one print page and printed by Chromium,
+# through the pinned Playwright, into a tagged PDF with one bookmark per chapter and section,
+# numbered as the website is. Offline: Playwright never downloads a browser (Debian's
+# chromium is used when it has none of its own). The print pages stay in _build/pdf/print.
+## the whole book as one tagged, bookmarked PDF: _build/pdf/positional-encoding-book-<version>.pdf (builds the site first)
+pdf: $(STAMP)
+	$(MAKE) --no-print-directory book-only
+	$(MAKE) --no-print-directory pdf-only
+
+## the same PDF from the site already built (about two minutes on two cores)
+pdf-only:
+	$(PY) -m tools.editions.pdf
+
+## one PDF per chapter, the same way, into _build/pdf/chapters (builds the site first)
+pdf-chapters: $(STAMP)
+	$(MAKE) --no-print-directory book-only
+	$(PY) -m tools.editions.pdf --chapters
+
+# The PDF's text layer, outline, tags and links against the built site's HTML; the checks are
+# also run on a deliberately broken print page, to show that each can fail.
+## print the PDF from the site already built and check it (tests/editions)
+test-pdf: pdf-only
+	POSENC_REQUIRE_PDF=1 $(PY) -m pytest tests/editions -q -p no:nbval
 
 ## the notebooks' stored outputs: errors, stderr, paths, rounding-level figures
 audit: $(BOOK_STAMP)
