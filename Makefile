@@ -289,6 +289,39 @@ grade: $(COURSE_STAMP)
 	@test -n "$(A)" || { echo "name the assignment: make grade A=ch04 [JOBS=2] [UNSAFE=1]"; exit 2; }
 	$(PY) -m tools.course.grade $(A) --course _build/course $(if $(JOBS),--jobs $(JOBS),) $(if $(UNSAFE),--unsafe,)
 
+# The course on Kubernetes (book/instructor_guide.md, "On Kubernetes"; deploy/k8s). The grading
+# image: the pinned course environment with the package, built with docker or podman.
+GRADING_IMAGE ?= posenc-grading:latest
+CONTAINER_TOOL ?= $(shell command -v docker 2>/dev/null || command -v podman 2>/dev/null)
+.PHONY: grading-image k8s-job k8s-merge
+# The build context is only what the image copies (_build/grading-image), not the repository.
+IMAGE_CONTEXT := constraints.txt requirements-book.txt requirements.txt requirements-course.txt pyproject.toml \
+	README.md LICENSE LICENSE-TEXT posenc_helpers deploy/k8s/Containerfile
+## [GRADING_IMAGE=name:tag]  build the grading image (deploy/k8s/Containerfile) with docker or podman
+grading-image:
+	@test -n "$(CONTAINER_TOOL)" || { echo "make grading-image needs docker or podman, and neither is here: install one, or build deploy/k8s/Containerfile on a machine that has one"; exit 2; }
+	@$(CONTAINER_TOOL) info >/dev/null 2>&1 || { echo "$(CONTAINER_TOOL) is installed but cannot reach its daemon or service here ($(CONTAINER_TOOL) info fails): start it, or build elsewhere"; exit 2; }
+	rm -rf _build/grading-image && mkdir -p _build/grading-image
+	tar -cf - --exclude=__pycache__ $(IMAGE_CONTEXT) | tar -xf - -C _build/grading-image
+	$(CONTAINER_TOOL) build -f _build/grading-image/deploy/k8s/Containerfile -t $(GRADING_IMAGE) _build/grading-image
+
+# An Indexed Job for assignment A's submissions in _build/course/submitted: pod i grades
+# submission i (_build/k8s/A/volume/index.json), with python -m posenc_helpers.grading one.
+# Writes _build/k8s/A/job.yaml (validated offline) and volume/ (to copy onto the shared volume).
+## A=ch04 [PARALLELISM=10 IMAGE=... PVC=... NAMESPACE=... DEADLINE=s RUNTIME_CLASS=...]  render the Kubernetes Job for A into _build/k8s/A
+k8s-job: $(COURSE_STAMP)
+	@test -n "$(A)" || { echo "name the assignment: make k8s-job A=ch04 [PARALLELISM=10] [IMAGE=...]"; exit 2; }
+	$(PY) -m tools.course.k8s $(A) --course _build/course --out _build/k8s $(if $(PARALLELISM),--parallelism $(PARALLELISM),) \
+	    $(if $(IMAGE),--image $(IMAGE),) $(if $(PVC),--pvc $(PVC),) $(if $(NAMESPACE),--namespace $(NAMESPACE),) \
+	    $(if $(DEADLINE),--deadline $(DEADLINE),) $(if $(RUNTIME_CLASS),--runtime-class $(RUNTIME_CLASS),) $(if $(FORCE),--force,)
+
+# The Job's results (copied back into _build/k8s/A/volume/results) into _build/course's gradebook,
+# feedback and _build/course/grades-A.csv, as make grade and nbgrader export write them.
+## A=ch04 [VOLUME=DIR]  merge the Job's results into the gradebook, feedback and grades CSV
+k8s-merge: $(COURSE_STAMP)
+	@test -n "$(A)" || { echo "name the assignment: make k8s-merge A=ch04 [VOLUME=_build/k8s/ch04/volume]"; exit 2; }
+	$(PY) -m tools.course.merge $(A) --course _build/course $(if $(VOLUME),--volume $(VOLUME),)
+
 # The same exercises as otter-grader assignments (Gradescope): _build/otter/chNN/dist.
 ## [CH=04]  the same exercises as otter-grader assignments (Gradescope) into _build/otter
 otter: $(COURSE_STAMP)
