@@ -549,3 +549,22 @@ def test_jupyterlab_started_as_binderhub_starts_it_serves_the_student_copies(
             server.kill()
             server.wait()
         log.close()
+
+
+def test_post_build_on_the_student_branch_leaves_its_notebooks_as_they_are(tmp_path: Path) -> None:
+    """make student-branch copies binder/ and tools/jupyterlab/overrides.json alone (tools/course/
+    student.py): its notebooks/ are the release, without solutions, and its Binder opens them as
+    they are, with no tools/reader_lab.py to call and no server configuration written."""
+    from tools.course import student
+
+    branch = tmp_path / "branch"
+    shutil.copytree(BINDER, branch / "binder")
+    (branch / student.JUPYTERLAB_SETTINGS).parent.mkdir(parents=True)
+    shutil.copyfile(ROOT / student.JUPYTERLAB_SETTINGS, branch / student.JUPYTERLAB_SETTINGS)
+    installed = branch.resolve() / "posenc_helpers" / "__init__.py"  # as its requirements.txt installs it
+    prefix = _fake_prefix(tmp_path / "prefix", f'echo "{installed}"')
+    result = _post_build(prefix, cwd=branch)
+    assert result.returncode == 0, result.stderr
+    assert "no tools/reader_lab.py (the student branch)" in result.stdout
+    assert (prefix / "share/jupyter/lab/settings/overrides.json").read_bytes() == OVERRIDES.read_bytes()
+    assert not (prefix / "etc").exists() and not (tmp_path / "lab").exists()
