@@ -158,19 +158,27 @@ def _site_url(url: str, docname: str, site_rel: str) -> str:
     return posixpath.normpath(posixpath.join(site_rel, posixpath.dirname(docname), url))
 
 
+def _parsed(page_html: str | BeautifulSoup) -> BeautifulSoup:
+    if isinstance(page_html, BeautifulSoup):
+        return page_html
+    if not isinstance(page_html, str):
+        raise TypeError(f"page_html must be the page's HTML (str) or its BeautifulSoup, got {type(page_html).__name__}")
+    return BeautifulSoup(page_html, "html.parser")
+
+
 def _unwrap_link(anchor: Tag) -> None:
     anchor.name = "span"
     for attribute in ("href", "title", "target", "rel"):
         anchor.attrs.pop(attribute, None)
 
 
-def article_body(page_html: str, docname: str, included: set[str], site_rel: str) -> str:
+def article_body(page_html: str | BeautifulSoup, docname: str, included: set[str], site_rel: str) -> str:
     """The printable article of one built page, its ids prefixed and its links rewritten.
 
     Parameters
     ----------
-    page_html : str
-        The page as the site build wrote it.
+    page_html : str or BeautifulSoup
+        The page as the site build wrote it (or parsed already; it is then changed).
     docname : str
         Its page name (``notebooks/07_rope``): the prefix of its ids, the base of its links.
     included : set of str
@@ -183,7 +191,7 @@ def article_body(page_html: str, docname: str, included: set[str], site_rel: str
     str
         ``<div class="print-page" id=PREFIX>`` holding the page's ``<article>``.
     """
-    soup = BeautifulSoup(page_html, "html.parser")
+    soup = _parsed(page_html)
     article = soup.find("article", class_="bd-article")
     if not isinstance(article, Tag):
         raise ValueError(
@@ -214,9 +222,9 @@ def article_body(page_html: str, docname: str, included: set[str], site_rel: str
     return f'<div class="print-page" id="{prefix}">\n{article.decode_contents()}\n</div>'
 
 
-def stylesheets(page_html: str, docname: str, site_rel: str) -> list[str]:
+def stylesheets(page_html: str | BeautifulSoup, docname: str, site_rel: str) -> list[str]:
     """The site's stylesheets of a built page (``<link>`` and ``<style>``), for the print page's head."""
-    soup = BeautifulSoup(page_html, "html.parser")
+    soup = _parsed(page_html)
     head = soup.head
     if head is None:
         raise ValueError(f"page_html of {docname!r} has no <head>")
@@ -289,9 +297,9 @@ def assemble(
         if not source.is_file():
             raise ValueError(f"pages names {docname!r}, but {source} does not exist: build the site first (make book)")
         progress(f"  [{number}/{len(pages)}] {docname}")
-        page_html = source.read_text(encoding="utf-8")
-        sheets += [s for s in stylesheets(page_html, docname, site_rel) if s not in sheets]
-        bodies.append(article_body(page_html, docname, included, site_rel))
+        soup = BeautifulSoup(source.read_text(encoding="utf-8"), "html.parser")
+        sheets += [s for s in stylesheets(soup, docname, site_rel) if s not in sheets]
+        bodies.append(article_body(soup, docname, included, site_rel))
     document = "\n".join(
         [
             "<!DOCTYPE html>",
