@@ -200,3 +200,26 @@ def test_make_passes_port_to_lab_lab_student_and_serve():
     assert "-m tools.reader_lab --out _build/lab/book" in book and "--port 8899" in book
     assert "http.server 8123 --bind 127.0.0.1" in _make("-n", "serve", "PORT=8123")
     assert "http.server 8000 --bind 127.0.0.1" in _make("-n", "serve")
+
+
+# --------------------------------------------------------------------------- Binder's edition (issue 46, item 1)
+def test_hub_configuration_and_launch_url_refuse_what_they_cannot_use(tmp_path):
+    from tools.site.launch import student_copy_url
+
+    for folders in ({"student": tmp_path}, {"student": tmp_path, "book": tmp_path, "x": tmp_path}, [tmp_path]):
+        with pytest.raises(ValueError, match="folders must map each of"):
+            reader_lab.server_config(folders)
+    with pytest.raises(SystemExit):  # --hub-config starts nothing: no --student, --port, --dry-run or LAB_ARGS
+        reader_lab.main(["--hub-config", str(tmp_path / "c.py"), "--student", "--out", str(tmp_path), str(CHAPTER)])
+    assert not (tmp_path / "c.py").exists()
+    with pytest.raises(TypeError, match="url must be a string"):
+        student_copy_url(None)
+    # only a chapter of notebooks/ is moved to the server's root; the intro page, Colab, etc. are not
+    for url in (
+        "https://mybinder.org/v2/gh/o/r/main?urlpath=lab/tree/book/intro.md",
+        "https://colab.research.google.com/github/o/r/blob/main/notebooks/04_x.ipynb",
+    ):
+        assert student_copy_url(url) == url
+    assert student_copy_url("https://mybinder.org/v2/gh/o/r/main?urlpath=tree/notebooks/11_y_z.ipynb") == (
+        "https://mybinder.org/v2/gh/o/r/main?urlpath=tree/11_y_z.ipynb"
+    )
