@@ -105,3 +105,30 @@ def test_assemble_writes_one_page_with_the_title_page_and_the_site_stylesheet(tm
         assemble(site, [], tmp_path / "x.html", info)
     with pytest.raises(ValueError, match="make book"):
         assemble(site, ["notebooks/02_b"], tmp_path / "x.html", info, progress=lambda _: None)
+
+
+def test_a_chapter_keeps_only_the_references_it_cites(tmp_path: Path):
+    site = tmp_path / "html"
+    (site / "notebooks").mkdir(parents=True)
+    (site / "book").mkdir()
+    (site / "notebooks" / "01_a.html").write_text(PAGE, encoding="utf-8")
+    entries = "".join(f'<div class="citation" id="id{n}">Entry {n}</div>' for n in (2, 3, 4))
+    (site / "book" / "references.html").write_text(
+        f'<html><head></head><body><article class="bd-article"><h1>References</h1>{entries}</article></body></html>',
+        encoding="utf-8",
+    )
+    info = BookInfo(title="T", version="1", authors="Us", licence="L")
+    out = assemble(
+        site,
+        ["notebooks/01_a", "book/references"],
+        tmp_path / "chapter.html",
+        info,
+        with_title_page=False,
+        cited_only="book/references",
+        progress=lambda _: None,
+    )
+    soup = BeautifulSoup(out.read_text(encoding="utf-8"), "html.parser")
+    # PAGE cites id3 alone.
+    assert [div.get_text() for div in soup.select("div.citation")] == ["Entry 3"]
+    with pytest.raises(ValueError, match="cited_only"):
+        assemble(site, ["notebooks/01_a"], tmp_path / "x.html", info, cited_only="book/references")

@@ -36,6 +36,7 @@ FOOTER = (
     'font-family:sans-serif;"><span class="pageNumber"></span></div>'
 )
 CHAPTER = re.compile(r"^notebooks/(\d\d)_")
+BIBLIOGRAPHY = "book/references"
 
 
 def book_info(root: Path = ROOT) -> BookInfo:
@@ -165,7 +166,8 @@ def build(site: Path, out: Path, *, chapters: bool, progress: Callable[[str], No
         The built site.
     out : Path
         The output folder: ``<out>/positional-encoding-book-<version>.pdf``, or
-        ``<out>/chapters/positional-encoding-book-<version>-chNN.pdf``; the print pages
+        ``<out>/chapters/positional-encoding-book-<version>-chNN.pdf`` (the chapter and
+        the references it cites); the print pages
         go to ``<out>/print``.
     chapters : bool
         One PDF per chapter instead of the whole book.
@@ -190,9 +192,10 @@ def build(site: Path, out: Path, *, chapters: bool, progress: Callable[[str], No
             if not found:
                 continue
             progress(f"assembling chapter {found.group(1)}")
+            # The chapter, then the entries of the bibliography that it cites.
             html_file = assemble(
-                site, [docname], out / "print" / f"chapter-{found.group(1)}.html", info,
-                with_title_page=False, progress=progress,
+                site, [docname, BIBLIOGRAPHY], out / "print" / f"chapter-{found.group(1)}.html", info,
+                with_title_page=False, cited_only=BIBLIOGRAPHY, progress=progress,
             )  # fmt: skip
             jobs.append((html_file, out / "chapters" / f"{stem}-ch{found.group(1)}.pdf"))
     else:

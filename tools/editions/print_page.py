@@ -222,6 +222,18 @@ def article_body(page_html: str | BeautifulSoup, docname: str, included: set[str
     return f'<div class="print-page" id="{prefix}">\n{article.decode_contents()}\n</div>'
 
 
+def _cited_entries(bibliography: str, citing: list[str], prefix: str) -> str:
+    """The bibliography's body less the entries (``div.citation``) that no page of ``citing`` links to."""
+    cited = {
+        f"{prefix}--{name}" for body in citing for name in re.findall(rf'href="#{re.escape(prefix)}--([^"]+)"', body)
+    }
+    soup = BeautifulSoup(bibliography, "html.parser")
+    for entry in soup.select("div.citation"):
+        if entry.get("id") not in cited:
+            entry.decompose()
+    return str(soup)
+
+
 def stylesheets(page_html: str | BeautifulSoup, docname: str, site_rel: str) -> list[str]:
     """The site's stylesheets of a built page (``<link>`` and ``<style>``), for the print page's head."""
     soup = _parsed(page_html)
@@ -260,6 +272,7 @@ def assemble(
     info: BookInfo,
     *,
     with_title_page: bool = True,
+    cited_only: str | None = None,
     progress: Any = print,
 ) -> Path:
     """Write the print page of ``pages`` (docnames of ``site_dir``) to ``out_file``.
@@ -276,6 +289,9 @@ def assemble(
         The title page's content and the document's title.
     with_title_page : bool
         Whether the document opens with the title page.
+    cited_only : str, optional
+        The docname of a bibliography among ``pages`` to keep only the entries that the
+        other pages cite (a chapter's PDF ends with its own references).
     progress : callable
         Called with one line per page read.
 
@@ -300,6 +316,11 @@ def assemble(
         soup = BeautifulSoup(source.read_text(encoding="utf-8"), "html.parser")
         sheets += [s for s in stylesheets(soup, docname, site_rel) if s not in sheets]
         bodies.append(article_body(soup, docname, included, site_rel))
+    if cited_only is not None:
+        if cited_only not in included:
+            raise ValueError(f"cited_only must be one of pages, got {cited_only!r}")
+        at = list(pages).index(cited_only) + len(bodies) - len(pages)
+        bodies[at] = _cited_entries(bodies[at], [b for i, b in enumerate(bodies) if i != at], page_prefix(cited_only))
     document = "\n".join(
         [
             "<!DOCTYPE html>",
