@@ -83,7 +83,9 @@ def server_config(folders: Mapping[str, Path]) -> str:
 
     A value that names no edition opens the student copies and says so on stderr: a
     configuration file that raised would leave the server at its default root, the
-    repository, solutions included.
+    repository, solutions included. A folder that is not there (a hub that mounts a
+    home over the image's) leaves the root at its default, with a message, rather than
+    stopping the server.
     """
     if not isinstance(folders, Mapping) or sorted(folders) != sorted(EDITIONS):
         raise ValueError(f"folders must map each of {EDITIONS} to a folder, got {folders!r}")
@@ -107,7 +109,10 @@ def server_config(folders: Mapping[str, Path]) -> str:
             "        file=sys.stderr,",
             "    )",
             f'    _edition = "{EDITIONS[0]}"',
-            "c.ServerApp.root_dir = _folders[_edition]  # c: the configuration Jupyter Server passes in",
+            "if os.path.isdir(_folders[_edition]):",
+            "    c.ServerApp.root_dir = _folders[_edition]  # c: the configuration Jupyter Server passes in",
+            "else:  # a home mounted over the image's hides them: start where the server would anyway",
+            '    print(f"{_folders[_edition]} is not there: the server opens its default folder", file=sys.stderr)',
             "",
         ]
     )

@@ -419,6 +419,20 @@ def test_post_build_points_jupyter_server_at_the_student_copies(binder_build_out
     assert _server_root_dirs(prefix / "elsewhere", [""])[0] != [student]
 
 
+def test_a_server_configuration_whose_copies_are_gone_still_starts_the_server(tmp_path: Path) -> None:
+    """A hub that mounts a home over the image's hides the copies: the server keeps its default
+    root (where it starts) and says why, instead of refusing to start for a missing folder."""
+    from tools.reader_lab import server_config
+
+    config_dir = tmp_path / "etc" / "jupyter"
+    config_dir.mkdir(parents=True)
+    missing = {"student": tmp_path / "gone" / "student", "book": tmp_path / "gone" / "book"}
+    (config_dir / "jupyter_server_config.py").write_text(server_config(missing), encoding="utf-8")
+    roots, said = _server_root_dirs(config_dir, [""])
+    assert roots == [os.getcwd()]
+    assert f"{(tmp_path / 'gone' / 'student').resolve()} is not there: the server opens its default folder" in said
+
+
 def test_post_build_keeps_a_server_configuration_it_did_not_write(tmp_path: Path) -> None:
     prefix = _fake_prefix(tmp_path / "prefix", f'exec "{sys.executable}" "$@"')
     foreign = prefix / "etc" / "jupyter" / "jupyter_server_config.py"
