@@ -146,3 +146,14 @@ def test_the_image_recipe_installs_the_pinned_environment_and_runs_as_the_pods_u
     recipe = (ROOT / "deploy" / "k8s" / "Containerfile").read_text()
     assert "requirements-course.txt" in recipe and "constraints.txt" in recipe
     assert f"USER {k8s.POD_UID}" in recipe
+
+
+@pytest.mark.parametrize("name", ["pvc.yaml", "copy-pod.yaml"])
+def test_the_guide_s_other_manifests_validate(name):
+    import yaml
+
+    documents = list(yaml.safe_load_all((ROOT / "deploy" / "k8s" / name).read_text()))
+    k8s.validate(documents)
+    if name == "pvc.yaml":
+        assert documents[0]["spec"]["accessModes"] == ["ReadWriteMany"]
+        assert documents[0]["metadata"]["name"] == "posenc-grading"  # the Job's default claim
