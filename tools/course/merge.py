@@ -27,7 +27,9 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import sqlite3
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -47,55 +49,73 @@ def read_result(folder: Path) -> dict[str, Any]:
     return result
 
 
-def _save(gradebook: Any, assignment: str, result: dict[str, Any]) -> None:
+def _course_id(database: Path, assignment: str) -> str:
+    """The course id of ``assignment`` in nbgrader's gradebook ``database`` (``make course`` sets it)."""
+    with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as db:
+        ids = [row[0] for row in db.execute("SELECT course_id FROM assignment WHERE name = ?", (assignment,))]
+    if len(ids) != 1:
+        raise ValueError(f"{database} knows no assignment {assignment!r}: run make course for it first")
+    return str(ids[0])
+
+
+def _save(database: Path, assignment: str, result: dict[str, Any]) -> None:
+    """Write one result into the gradebook as ``nbgrader autograde`` does: the student, then the
+    submission (each in a session of its own, as nbgrader's Autograde), then its scores."""
+    from nbgrader.api import Gradebook  # type: ignore[import-untyped]
+
+    url, course_id = f"sqlite:///{database}", _course_id(database, assignment)
     student, notebook = result["student"], result["notebook"]
-    gradebook.update_or_create_student(student)
-    gradebook.update_or_create_submission(assignment, student)
-    known = {row["grade_id"] for row in result["cells"]}
-    for grade in gradebook.find_submission_notebook(notebook, assignment, student).grades:
-        if grade.name not in known:
-            raise ValueError(f"{student}'s result has no score for {grade.name}: not merged")
-    for row in result["cells"]:
-        grade = gradebook.find_grade(row["grade_id"], notebook, assignment, student)
-        grade.auto_score = row["auto_score"]
-        grade.needs_manual_grade = (grade.manual_score is not None) or (grade.auto_score is None)
-    for row in result["comments"]:
-        comment = gradebook.find_comment(row["grade_id"], notebook, assignment, student)
-        comment.auto_comment = row["auto_comment"]
-    gradebook.db.commit()
+    with Gradebook(url, course_id) as gradebook:
+        gradebook.update_or_create_student(student)
+    with Gradebook(url, course_id) as gradebook, warnings.catch_warnings():
+        # nbgrader's add_submission links the new submission, its notebooks, grades and comments to
+        # their parents before adding them to the session, and SQLAlchemy 2 warns of that (nbgrader
+        # autograde meets the same warnings, which its command line does not show); the rows are written.
+        warnings.filterwarnings("ignore", message="Object of type <Submitted.+> not in session")
+        gradebook.update_or_create_submission(assignment, student)
+    with Gradebook(url, course_id) as gradebook:
+        known = {row["grade_id"] for row in result["cells"]}
+        for grade in gradebook.find_submission_notebook(notebook, assignment, student).grades:
+            if grade.name not in known:
+                raise ValueError(f"{student}'s result has no score for {grade.name}: not merged")
+        for row in result["cells"]:
+            grade = gradebook.find_grade(row["grade_id"], notebook, assignment, student)
+            grade.auto_score = row["auto_score"]
+            grade.needs_manual_grade = (grade.manual_score is not None) or (grade.auto_score is None)
+        for row in result["comments"]:
+            comment = gradebook.find_comment(row["grade_id"], notebook, assignment, student)
+            comment.auto_comment = row["auto_comment"]
+        gradebook.db.commit()
 
 
 def merge(course: Path, assignment: str, volume: Path, csv: Path | None = None) -> tuple[list[str], list[str]]:
     """Merge the results in ``volume`` into ``course`` (see the module docstring); the students
     merged and a line for each submission left out."""
-    from nbgrader.api import Gradebook  # type: ignore[import-untyped]
-
     if not (course / "gradebook.db").is_file():
         raise FileNotFoundError(f"{course} is not a course (no gradebook.db): run make course first")
     index = read_index(volume / "index.json")
     if index.get("assignment") != assignment:
         raise ValueError(f"{volume / 'index.json'} is the index of {index.get('assignment')!r}, not {assignment!r}")
     merged, left = [], []
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-        for entry in index["submissions"]:
-            folder = volume / "results" / str(entry["index"])
-            try:
-                result = read_result(folder)
-            except FileNotFoundError:
-                left.append(f"{entry['student']}: no result (its pod did not finish)")
-                continue
-            if result.get("student") != entry["student"] or result.get("assignment") != assignment:
-                left.append(f"{entry['student']}: results/{entry['index']} is another submission's result")
-                continue
-            if result["status"] != "graded":
-                left.append(f"{entry['student']}: {result['status']}: {' '.join(result['messages'])[:300]}")
-                continue
-            name = f"{result['notebook']}.ipynb"
-            target = course / "autograded" / entry["student"] / assignment
-            target.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(folder / name, target / name, follow_symlinks=False)
-            _save(gradebook, assignment, result)
-            merged.append(entry["student"])
+    for entry in index["submissions"]:
+        folder = volume / "results" / str(entry["index"])
+        try:
+            result = read_result(folder)
+        except FileNotFoundError:
+            left.append(f"{entry['student']}: no result (its pod did not finish)")
+            continue
+        if result.get("student") != entry["student"] or result.get("assignment") != assignment:
+            left.append(f"{entry['student']}: results/{entry['index']} is another submission's result")
+            continue
+        if result["status"] != "graded":
+            left.append(f"{entry['student']}: {result['status']}: {' '.join(result['messages'])[:300]}")
+            continue
+        name = f"{result['notebook']}.ipynb"
+        target = course / "autograded" / entry["student"] / assignment
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(folder / name, target / name, follow_symlinks=False)
+        _save(course / "gradebook.db", assignment, result)
+        merged.append(entry["student"])
     if merged:  # every autograded submission of the assignment (nbgrader's --student is one glob)
         run_nbgrader(["generate_feedback", assignment, "--force"], course)
     csv = csv or course / f"grades-{assignment}.csv"
