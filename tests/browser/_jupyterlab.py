@@ -5,8 +5,9 @@ The server runs the Python of ``POSENC_READER_PYTHON`` (default: the one running
 tests) on a free port of 127.0.0.1 with a random token, with the book's settings
 (``tools/jupyterlab``, as ``make lab`` passes them), and its configuration, settings,
 workspaces and runtime files in a folder of its own (nothing of the machine's own
-JupyterLab set-up is read or written). Every cell is rendered, not only those in view
-(JupyterLab's default windowing leaves the others out of the page).
+JupyterLab set-up is read or written). Nothing is set here that the book's settings do
+not set: every cell is in the page because ``tools/jupyterlab/overrides.json`` turns
+JupyterLab's windowing off, as readers get it (``test_jupyterlab_run_all.py``).
 """
 
 from __future__ import annotations
@@ -106,9 +107,6 @@ def running_lab(root: Path, home: Path) -> Iterator[Lab]:
     }.items():
         (home / folder).mkdir()
         env[name] = str(home / folder)
-    tracker = home / "settings" / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
-    tracker.parent.mkdir(parents=True)
-    tracker.write_text('{"windowingMode": "none"}')
     log = home / "server.log"
     command = [
         READER_PYTHON,
