@@ -55,7 +55,7 @@ SKIP_DRAWING := PYTHONSTARTUP=$(abspath tools/skip_figure_drawing.py)
 
 .PHONY: help setup book book-only test test-fast _test-fast-unit test-unit test-doctest lint test-notebooks test-notebooks-native \
         test-notebooks-portable test-course test-student-book test-browser browser-only \
-        audit notebooks text sync-setup chapter lab lab-student serve bench lane-times rekey-lab record-lab-questions course collect grade otter student student-branch student-book lock release clean distclean \
+        audit notebooks text sync-setup epub epub-only chapter lab lab-student serve bench lane-times rekey-lab record-lab-questions course collect grade otter student student-branch student-book lock release clean distclean \
         _test-parallel _book-then-browser
 
 help:  ## this list: every target with a line of its own, from the comment (##) above its rule
@@ -193,6 +193,22 @@ test-browser: $(STAMP)
 _book-then-browser: $(STAMP)
 	$(MAKE) --no-print-directory book-only
 	POSENC_FULL_PAGE_SCREENSHOTS=0 $(MAKE) --no-print-directory browser-only
+	$(MAKE) --no-print-directory epub-only
+	$(PY) -m pytest tests/epub -q -p no:nbval
+
+# The reader's book as an EPUB 3 (tools/epub.py), assembled from the built site: chapters
+# 01-14 with the reader pages (not the API reference nor the instructor guide), every formula
+# as the MathML MathJax wrote at build time, the website's numbering, figures with their alt
+# text. EPUBCheck (Debian's epubcheck) validates it in tests/epub.
+EPUB_DIR := _build/epub
+## the reader's book as an EPUB 3 into _build/epub (builds the site first)
+epub: book
+	$(MAKE) --no-print-directory epub-only
+
+## the same EPUB from the site already built
+epub-only:
+	rm -f $(EPUB_DIR)/posenc-book-*.epub
+	$(PY) -m tools.epub --out $(EPUB_DIR)/posenc-book-$$($(PY) -c 'from tools.release import package_version; print(package_version())').epub
 
 ## the browser suite on the site already built
 browser-only:

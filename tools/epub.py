@@ -29,6 +29,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from xml.sax.saxutils import escape
 
 import yaml
 from bs4 import BeautifulSoup, Tag
@@ -136,7 +137,7 @@ def file_name(page: str) -> str:
     return posixpath.basename(page) + ".xhtml"
 
 
-def _math_element(container: Tag, soup: BeautifulSoup) -> Tag | None:
+def _math_element(container: Tag) -> Tag | None:
     """The MathML of a MathJax container, without MathJax's data attributes."""
     math = container.find("math")
     if not isinstance(math, Tag):
@@ -167,6 +168,51 @@ def _rewrite_link(href: str, source: str, names: dict[str, str]) -> str | None:
     return names[target] + (f"#{fragment}" if fragment else "")
 
 
+def _strip(article: Tag, chapter: Chapter) -> None:
+    """Remove what needs scripts or is the site's chrome; formulas to their MathML."""
+    for selector in DROPPED:
+        for element in article.select(selector):
+            element.decompose()
+    for summary in article.find_all("summary"):
+        # The site's hidden cells: "Show/Hide code cell source" as two paragraphs, which a
+        # summary may not hold (phrasing content only); one line of text instead.
+        if summary.find("p") is not None:
+            first = summary.find("p")
+            text = first.get_text(" ", strip=True) if isinstance(first, Tag) else ""
+            summary.clear()
+            summary.append(re.sub(r"^(Show|Hide) ", "", text).capitalize() or "Details")
+    for container in article.find_all("mjx-container"):
+        math = _math_element(container)
+        if math is None:
+            container.decompose()
+        else:
+            container.replace_with(math)
+            chapter.has_math = True
+    for element in article.find_all(True):
+        for name in ("loading", "decoding", "fetchpriority", "unselectable", "tabindex"):
+            element.attrs.pop(name, None)
+
+
+def _relink(article: Tag, chapter: Chapter, names: dict[str, str], images: dict[str, str]) -> None:
+    """Images to their EPUB paths (noted in ``images``), links to the EPUB's pages or unwrapped."""
+    for img in article.find_all("img"):
+        src = str(img.get("src", ""))
+        site_path = posixpath.normpath(posixpath.join(posixpath.dirname(chapter.source), src))
+        # WebP (the site's lossless figures) is not an EPUB 3.2 core media type: stored as PNG.
+        images.setdefault(site_path, "images/" + re.sub(r"\.webp$", ".png", posixpath.basename(site_path)))
+        img["src"] = images[site_path]
+        img["alt"] = str(img.get("alt", ""))
+    for link in article.find_all("a"):
+        href = link.get("href")
+        if href is None:
+            continue
+        new = _rewrite_link(str(href), chapter.source, names)
+        if new is None or new.startswith("images/") or "/_images/" in str(href):
+            link.unwrap()
+        else:
+            link["href"] = new
+
+
 def convert_page(text: str, chapter: Chapter, names: dict[str, str], images: dict[str, str]) -> str:
     """One site page as an EPUB XHTML content document.
 
@@ -190,43 +236,8 @@ def convert_page(text: str, chapter: Chapter, names: dict[str, str], images: dic
     article = soup.find("article", class_="bd-article")
     if not isinstance(article, Tag):
         raise ValueError(f"{chapter.source}.html has no <article class='bd-article'>: is it a page of the built site?")
-    for selector in DROPPED:
-        for element in article.select(selector):
-            element.decompose()
-    for summary in article.find_all("summary"):
-        # The site's hidden cells: "Show/Hide code cell source" as two paragraphs, which a
-        # summary may not hold (phrasing content only); one line of text instead.
-        if summary.find("p") is not None:
-            first = summary.find("p")
-            text = first.get_text(" ", strip=True) if isinstance(first, Tag) else ""
-            summary.clear()
-            summary.append(re.sub(r"^(Show|Hide) ", "", text).capitalize() or "Details")
-    for container in article.find_all("mjx-container"):
-        math = _math_element(container, soup)
-        if math is None:
-            container.decompose()
-        else:
-            container.replace_with(math)
-            chapter.has_math = True
-    for element in article.find_all(True):
-        for name in ("loading", "decoding", "fetchpriority", "unselectable", "tabindex"):
-            element.attrs.pop(name, None)
-    for img in article.find_all("img"):
-        src = str(img.get("src", ""))
-        site_path = posixpath.normpath(posixpath.join(posixpath.dirname(chapter.source), src))
-        # WebP (the site's lossless figures) is not an EPUB 3.2 core media type: stored as PNG.
-        images.setdefault(site_path, "images/" + re.sub(r"\.webp$", ".png", posixpath.basename(site_path)))
-        img["src"] = images[site_path]
-        img["alt"] = str(img.get("alt", ""))
-    for link in article.find_all("a"):
-        href = link.get("href")
-        if href is None:
-            continue
-        new = _rewrite_link(str(href), chapter.source, names)
-        if new is None or new.startswith("images/") or "/_images/" in str(href):
-            link.unwrap()
-        else:
-            link["href"] = new
+    _strip(article, chapter)
+    _relink(article, chapter, names, images)
     heading = article.find("h1")
     chapter.title = heading.get_text(" ", strip=True) if isinstance(heading, Tag) else chapter.source
     chapter.title = re.sub(r"\s+", " ", chapter.title).replace(" .", ".")
@@ -240,7 +251,7 @@ def convert_page(text: str, chapter: Chapter, names: dict[str, str], images: dic
 
 def xhtml_document(title: str, body: str) -> str:
     """An EPUB 3 XHTML content document with this title and body markup."""
-    escaped = title.replace("&", "&amp;").replace("<", "&lt;")
+    escaped = escape(title)
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE html>\n'
         f'<html xmlns="{XHTML}" xmlns:epub="http://www.idpf.org/2007/ops" lang="en" xml:lang="en">\n'
@@ -253,8 +264,8 @@ def xhtml_document(title: str, body: str) -> str:
 def title_page(title: str, author: str, version: str) -> str:
     """The EPUB's first page: title, author, version and licence."""
     body = (
-        f'<section class="titlepage" epub:type="titlepage">\n<h1>{title}</h1>\n'
-        f"<p>{author}</p>\n<p>Version {version}</p>\n"
+        f'<section class="titlepage" epub:type="titlepage">\n<h1>{escape(title)}</h1>\n'
+        f"<p>{escape(author)}</p>\n<p>Version {escape(version)}</p>\n"
         f"<p>{LICENCE.replace('. Code', '.<br/>Code')}</p>\n"
         "<p>Every claim in this book is computed and checked in the notebook that makes it; "
         "the notebooks, the website and the other editions are built from the same sources.</p>\n</section>"
@@ -272,10 +283,12 @@ def nav_document(chapters: list[Chapter]) -> str:
                 lines.append("</ol></li>")
             part = chapter.part
             if part:
-                lines.append(f"<li><span>{part}</span><ol>")
-        entry = f'<li><a href="{chapter.name}">{chapter.title}</a>'
+                lines.append(f"<li><span>{escape(part)}</span><ol>")
+        entry = f'<li><a href="{chapter.name}">{escape(chapter.title)}</a>'
         if chapter.sections:
-            entry += "<ol>" + "".join(f'<li><a href="{chapter.name}#{i}">{t}</a></li>' for i, t in chapter.sections)
+            entry += "<ol>" + "".join(
+                f'<li><a href="{chapter.name}#{i}">{escape(t)}</a></li>' for i, t in chapter.sections
+            )
             entry += "</ol>"
         lines.append(entry + "</li>")
     if part:
@@ -290,22 +303,20 @@ def nav_document(chapters: list[Chapter]) -> str:
     return xhtml_document("Contents", "\n".join(lines) + "\n" + landmarks)
 
 
-def package_document(
-    meta: dict[str, str], chapters: list[Chapter], images: list[str], modified: dt.datetime
-) -> str:
+def package_document(meta: dict[str, str], chapters: list[Chapter], images: list[str], modified: dt.datetime) -> str:
     """The OPF package document: metadata, manifest and spine."""
     identifier = uuid.uuid5(uuid.NAMESPACE_URL, f"posenc-book:{meta['title']}:{meta['version']}")
     stamp = modified.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     features = ("MathML", "alternativeText", "tableOfContents", "structuralNavigation", "readingOrder")
     metadata = [
         f'<dc:identifier id="book-id">urn:uuid:{identifier}</dc:identifier>',
-        f"<dc:title>{meta['title']}</dc:title>",
-        f"<dc:creator>{meta['author']}</dc:creator>",
+        f"<dc:title>{escape(meta['title'])}</dc:title>",
+        f"<dc:creator>{escape(meta['author'])}</dc:creator>",
         "<dc:language>en</dc:language>",
         f"<dc:rights>{LICENCE}</dc:rights>",
         f"<dc:date>{stamp[:10]}</dc:date>",
         f'<meta property="dcterms:modified">{stamp}</meta>',
-        f'<meta property="schema:version">{meta["version"]}</meta>',
+        f'<meta property="schema:version">{escape(meta["version"])}</meta>',
         '<meta property="schema:accessMode">textual</meta>',
         '<meta property="schema:accessMode">visual</meta>',
         '<meta property="schema:accessModeSufficient">textual</meta>',
