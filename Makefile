@@ -365,7 +365,7 @@ release: $(STAMP)
 # fetch), with SHA256SUMS and MANIFEST.json. tests/editions opens the archive's pages from
 # file:// in Chromium (search, an explorer, MathJax's fonts).
 ## [REQUIRE_PDF=1]  the book's editions (EPUB, PDFs, offline site tarball, checksums, manifest) into _build/editions
-release-editions: epub
+release-editions: $(STAMP) epub
 	$(PY) -m tools.editions $(if $(REQUIRE_PDF),--require-pdf,)
 	$(PY) -m pytest tests/epub tests/editions -q -p no:nbval
 

@@ -140,9 +140,9 @@ def test_bad_arguments_are_refused(tmp_path: Path, book: Path) -> None:
         epub_checks.metadata(tmp_path / "missing.epub")
 
 
-def test_epubcheck_passes_and_fails_on_a_broken_page(tmp_path: Path, book: Path) -> None:
+@pytest.mark.slow  # EPUBCheck starts a JVM (10 s idle); that the book's EPUB passes is tests/epub's
+def test_epubcheck_fails_on_a_broken_page(tmp_path: Path, book: Path) -> None:
     require_epubcheck()
-    assert epub_checks.epubcheck(book) == []
     # The site's hidden-cell summary as it is (paragraphs in a <summary>) is not valid XHTML.
     broken = replace_member(
         book, "OEBPS/01_first.xhtml", lambda t: t.replace("<summary>", "<summary><p>Show</p>"), tmp_path / "b.epub"
