@@ -55,7 +55,7 @@ SKIP_DRAWING := PYTHONSTARTUP=$(abspath tools/skip_figure_drawing.py)
 
 .PHONY: help setup book book-only test test-fast _test-fast-unit test-unit test-doctest lint test-notebooks test-notebooks-native \
         test-notebooks-portable test-course test-student-book test-browser browser-only \
-        audit notebooks text sync-setup epub epub-only release-editions chapter lab lab-student serve bench lane-times rekey-lab record-lab-questions course collect grade otter student student-branch student-book lock release clean distclean \
+        audit notebooks text sync-setup colab-check epub epub-only release-editions chapter lab lab-student serve bench lane-times rekey-lab record-lab-questions course collect grade otter student student-branch student-book lock release clean distclean \
         _test-parallel _book-then-browser
 
 help:  ## this list: every target with a line of its own, from the comment (##) above its rule
@@ -322,6 +322,13 @@ chapter: $(STAMP)
 	    $(if $(FORCE),--force)
 	$(MAKE) --no-print-directory sync-setup
 	$(PY) -m tools.nbtools execute notebooks/$(NN)_$(NAME).ipynb
+
+# Colab's Python and package versions (googlecolab/backend-info, cited in the script); pip
+# reaches the package index. Colab runs Python 3.13.15 (2026-11): give a 3.13.
+## COLAB_PYTHON=/path/to/python3.13  run the Colab set-up cell as on Colab: fresh venv, Colab's versions, install from a tag
+colab-check: $(BOOK_STAMP)
+	@test -n "$(COLAB_PYTHON)" || { echo "give COLAB_PYTHON=/path/to/python3.13 (Colab's Python: tools/colab_check.sh)"; exit 2; }
+	tools/colab_check.sh $(COLAB_PYTHON)
 
 ## the notebooks' Colab set-up cell (from repository.url), explorer restart notes, exercise numbers, the checks' table of refused helpers
 sync-setup: $(STAMP)
