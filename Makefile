@@ -195,8 +195,8 @@ _book-then-browser: $(STAMP)
 	POSENC_FULL_PAGE_SCREENSHOTS=0 $(MAKE) --no-print-directory browser-only
 	$(MAKE) --no-print-directory epub-only
 	$(PY) -m pytest tests/epub -q -p no:nbval
-	$(PY) -m tools.editions
-	$(PY) -m pytest tests/editions -q -p no:nbval
+	$(PY) -m tools.release_editions
+	$(PY) -m pytest tests/archive -q -p no:nbval
 
 # The reader's book as an EPUB 3 (tools/epub.py), assembled from the built site: chapters
 # 01-14 with the reader pages (not the API reference nor the instructor guide), every formula
@@ -366,15 +366,15 @@ release: $(STAMP)
 	$(PY) -m twine check --strict $(DIST)/*
 	$(PY) -m tools.release check $(DIST)
 
-# The editions a release attaches (tools/editions.py), into _build/editions: the EPUB, the
+# The editions a release attaches (tools/release_editions.py), into _build/editions: the EPUB, the
 # PDFs make pdf / make pdf-chapters left in _build/pdf (if any; REQUIRE_PDF=1 makes one
 # required), and the site as a tarball made to be read from file:// (fonts inlined, no
-# fetch), with SHA256SUMS and MANIFEST.json. tests/editions opens the archive's pages from
+# fetch), with SHA256SUMS and MANIFEST.json. tests/archive opens the archive's pages from
 # file:// in Chromium (search, an explorer, MathJax's fonts).
 ## [REQUIRE_PDF=1]  the book's editions (EPUB, PDFs, offline site tarball, checksums, manifest) into _build/editions
 release-editions: $(STAMP) epub
-	$(PY) -m tools.editions $(if $(REQUIRE_PDF),--require-pdf,)
-	$(PY) -m pytest tests/epub tests/editions -q -p no:nbval
+	$(PY) -m tools.release_editions $(if $(REQUIRE_PDF),--require-pdf,)
+	$(PY) -m pytest tests/epub tests/archive -q -p no:nbval
 
 # Chapter 10 shows whether trained models work past their training length; chapter 11
 # measures it. This reruns chapter 11's protocol and writes the verdicts chapter 10 reads

@@ -161,7 +161,7 @@ def build_editions(site: Path, epub_dir: Path, pdf_dir: Path, out: Path, *, requ
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m tools.editions``: write the editions and list them."""
+    """``python -m tools.release_editions``: write the editions and list them."""
     parser = argparse.ArgumentParser(description="The editions a release attaches: EPUB, PDFs, offline site.")
     parser.add_argument("--site", type=Path, default=ROOT / "_build" / "html")
     parser.add_argument("--epub-dir", type=Path, default=ROOT / "_build" / "epub")

@@ -1,4 +1,4 @@
-"""make release-editions' parts (tools/editions.py) on small fixtures: fonts inlined, checksums, archive."""
+"""make release-editions' parts (tools/release_editions.py) on small fixtures: fonts inlined, checksums, archive."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tools import editions
+from tools import release_editions as editions
 
 FONT = bytes(range(256)) * 3  # stands in for a .woff file
 
