@@ -55,7 +55,7 @@ SKIP_DRAWING := PYTHONSTARTUP=$(abspath tools/skip_figure_drawing.py)
 
 .PHONY: help setup book book-only test test-fast _test-fast-unit test-unit test-doctest lint test-notebooks test-notebooks-native \
         test-notebooks-portable test-course test-student-book test-browser browser-only \
-        audit notebooks text sync-setup colab-check epub epub-only release-editions chapter lab lab-student serve bench lane-times rekey-lab record-lab-questions course collect grade otter student student-branch student-book lock release clean distclean \
+        audit notebooks text sync-setup colab-check epub epub-only release-editions chapter lab lab-student serve bench lane-times rekey-lab record-lab-questions pdf pdf-only pdf-chapters test-pdf course collect grade otter student student-branch student-book lock release clean distclean \
         _test-parallel _book-then-browser
 
 help:  ## this list: every target with a line of its own, from the comment (##) above its rule
@@ -193,6 +193,7 @@ test-browser: $(STAMP)
 _book-then-browser: $(STAMP)
 	$(MAKE) --no-print-directory book-only
 	POSENC_FULL_PAGE_SCREENSHOTS=0 $(MAKE) --no-print-directory browser-only
+	$(MAKE) --no-print-directory test-pdf
 	$(MAKE) --no-print-directory epub-only
 	$(PY) -m pytest tests/epub -q -p no:nbval
 	$(PY) -m tools.release_editions
@@ -216,6 +217,31 @@ epub-only:
 browser-only:
 	$(PY) -m pytest tests/browser -q -rs -p no:nbval --confcutdir=tests/browser
 
+# The book to take away (tools/editions): the built site's reader pages (the API reference
+# and the instructor guide left out) assembled into one print page and printed by Chromium,
+# through the pinned Playwright, into a tagged PDF with one bookmark per chapter and section,
+# numbered as the website is. Offline: Playwright never downloads a browser (Debian's
+# chromium is used when it has none of its own). The print pages stay in _build/pdf/print.
+## the whole book as one tagged, bookmarked PDF: _build/pdf/positional-encoding-book-<version>.pdf (builds the site first)
+pdf: $(STAMP)
+	$(MAKE) --no-print-directory book-only
+	$(MAKE) --no-print-directory pdf-only
+
+## the same PDF from the site already built (about two minutes on two cores)
+pdf-only:
+	$(PY) -m tools.editions.pdf
+
+## one PDF per chapter, the same way, into _build/pdf/chapters (builds the site first)
+pdf-chapters: $(STAMP)
+	$(MAKE) --no-print-directory book-only
+	$(PY) -m tools.editions.pdf --chapters
+
+# The PDF's text layer, outline, tags and links against the built site's HTML; the checks are
+# also run on a deliberately broken print page, to show that each can fail.
+## print the PDF from the site already built and check it (tests/editions)
+test-pdf: pdf-only
+	POSENC_REQUIRE_PDF=1 $(PY) -m pytest tests/editions -q -p no:nbval
+
 ## the notebooks' stored outputs: errors, stderr, paths, rounding-level figures
 audit: $(BOOK_STAMP)
 	$(PY) -m tools.nbtools audit $(NOTEBOOKS)
@@ -226,14 +252,14 @@ notebooks: $(READER_STAMP)
 
 # JupyterLab on working copies of the chapters (tools/working_copies.py), never on the
 # tracked notebooks, which JupyterLab would rewrite: make lab with the solutions (folded),
-# make lab-student without them and without nbgrader's menus and buttons. A copy that exists
+# make lab-student without them; neither shows nbgrader's menus and buttons. A copy that exists
 # is kept (the reader's work); FORCE=1 replaces it; make clean never deletes them. Authors
 # edit notebooks/ (CONTRIBUTING.md, "Regenerating notebook outputs"). tools/reader_lab.py
 # writes the copies and starts JupyterLab: PORT=8890 picks its port, as root it passes
 # --allow-root (and says so); LAB_ARGS="--no-browser --ip=0.0.0.0" passes any other option.
 LAB_COPIES := _build/lab
 LAB_FLAGS = $(if $(FORCE),--force,) $(if $(PORT),--port $(PORT),)
-## [PORT=8890] [LAB_ARGS=...]  JupyterLab on working copies of the chapters, solutions folded (_build/lab/book; FORCE=1 renews them)
+## [PORT=8890] [LAB_ARGS=...]  JupyterLab on working copies of the chapters, solutions folded, no nbgrader UI (_build/lab/book; FORCE=1 renews them)
 lab: $(READER_STAMP)
 	$(PY) -m tools.reader_lab --out $(LAB_COPIES)/book $(LAB_FLAGS) $(NOTEBOOKS) -- $(LAB_ARGS)
 
@@ -280,6 +306,39 @@ collect: $(COURSE_STAMP)
 grade: $(COURSE_STAMP)
 	@test -n "$(A)" || { echo "name the assignment: make grade A=ch04 [JOBS=2] [UNSAFE=1]"; exit 2; }
 	$(PY) -m tools.course.grade $(A) --course _build/course $(if $(JOBS),--jobs $(JOBS),) $(if $(UNSAFE),--unsafe,)
+
+# The course on Kubernetes (book/instructor_guide.md, "On Kubernetes"; deploy/k8s). The grading
+# image: the pinned course environment with the package, built with docker or podman.
+GRADING_IMAGE ?= posenc-grading:latest
+CONTAINER_TOOL ?= $(shell command -v docker 2>/dev/null || command -v podman 2>/dev/null)
+.PHONY: grading-image k8s-job k8s-merge
+# The build context is only what the image copies (_build/grading-image), not the repository.
+IMAGE_CONTEXT := constraints.txt requirements-book.txt requirements.txt requirements-course.txt pyproject.toml \
+	README.md LICENSE LICENSE-TEXT posenc_helpers deploy/k8s/Containerfile
+## [GRADING_IMAGE=name:tag]  build the grading image (deploy/k8s/Containerfile) with docker or podman
+grading-image:
+	@test -n "$(CONTAINER_TOOL)" || { echo "make grading-image needs docker or podman, and neither is here: install one, or build deploy/k8s/Containerfile on a machine that has one"; exit 2; }
+	@$(CONTAINER_TOOL) info >/dev/null 2>&1 || { echo "$(CONTAINER_TOOL) is installed but cannot reach its daemon or service here ($(CONTAINER_TOOL) info fails): start it, or build elsewhere"; exit 2; }
+	rm -rf _build/grading-image && mkdir -p _build/grading-image
+	tar -cf - --exclude=__pycache__ $(IMAGE_CONTEXT) | tar -xf - -C _build/grading-image
+	$(CONTAINER_TOOL) build -f _build/grading-image/deploy/k8s/Containerfile -t $(GRADING_IMAGE) _build/grading-image
+
+# An Indexed Job for assignment A's submissions in _build/course/submitted: pod i grades
+# submission i (_build/k8s/A/volume/index.json), with python -m posenc_helpers.grading one.
+# Writes _build/k8s/A/job.yaml (validated offline) and volume/ (to copy onto the shared volume).
+## A=ch04 [PARALLELISM=10 IMAGE=... PVC=... NAMESPACE=... DEADLINE=s RUNTIME_CLASS=...]  render the Kubernetes Job for A into _build/k8s/A
+k8s-job: $(COURSE_STAMP)
+	@test -n "$(A)" || { echo "name the assignment: make k8s-job A=ch04 [PARALLELISM=10] [IMAGE=...]"; exit 2; }
+	$(PY) -m tools.course.k8s $(A) --course _build/course --out _build/k8s $(if $(PARALLELISM),--parallelism $(PARALLELISM),) \
+	    $(if $(IMAGE),--image $(IMAGE),) $(if $(PVC),--pvc $(PVC),) $(if $(NAMESPACE),--namespace $(NAMESPACE),) \
+	    $(if $(DEADLINE),--deadline $(DEADLINE),) $(if $(RUNTIME_CLASS),--runtime-class $(RUNTIME_CLASS),) $(if $(FORCE),--force,)
+
+# The Job's results (copied back into _build/k8s/A/volume/results) into _build/course's gradebook,
+# feedback and _build/course/grades-A.csv, as make grade and nbgrader export write them.
+## A=ch04 [VOLUME=DIR]  merge the Job's results into the gradebook, feedback and grades CSV
+k8s-merge: $(COURSE_STAMP)
+	@test -n "$(A)" || { echo "name the assignment: make k8s-merge A=ch04 [VOLUME=_build/k8s/ch04/volume]"; exit 2; }
+	$(PY) -m tools.course.merge $(A) --course _build/course $(if $(VOLUME),--volume $(VOLUME),)
 
 # The same exercises as otter-grader assignments (Gradescope): _build/otter/chNN/dist.
 ## [CH=04]  the same exercises as otter-grader assignments (Gradescope) into _build/otter
@@ -366,14 +425,18 @@ release: $(STAMP)
 	$(PY) -m twine check --strict $(DIST)/*
 	$(PY) -m tools.release check $(DIST)
 
-# The editions a release attaches (tools/release_editions.py), into _build/editions: the EPUB, the
-# PDFs make pdf / make pdf-chapters left in _build/pdf (if any; REQUIRE_PDF=1 makes one
-# required), and the site as a tarball made to be read from file:// (fonts inlined, no
+# The editions a release attaches (tools/release_editions.py), into _build/editions: the EPUB,
+# the whole-book and per-chapter PDFs (make pdf, make pdf-chapters; NO_PDF=1 leaves them out),
+# and the site as a tarball made to be read from file:// (fonts inlined, no
 # fetch), with SHA256SUMS and MANIFEST.json. tests/archive opens the archive's pages from
 # file:// in Chromium (search, an explorer, MathJax's fonts).
-## [REQUIRE_PDF=1]  the book's editions (EPUB, PDFs, offline site tarball, checksums, manifest) into _build/editions
-release-editions: $(STAMP) epub
-	$(PY) -m tools.release_editions $(if $(REQUIRE_PDF),--require-pdf,)
+## [NO_PDF=1]  build the book's editions (EPUB, PDFs, offline site tarball, checksums, manifest) into _build/editions
+release-editions: $(STAMP)
+	$(MAKE) --no-print-directory book-only
+	$(MAKE) --no-print-directory epub-only
+	$(if $(NO_PDF),,$(MAKE) --no-print-directory pdf-only)
+	$(if $(NO_PDF),,$(PY) -m tools.editions.pdf --chapters)
+	$(PY) -m tools.release_editions $(if $(NO_PDF),,--require-pdf)
 	$(PY) -m pytest tests/epub tests/archive -q -p no:nbval
 
 # Chapter 10 shows whether trained models work past their training length; chapter 11
@@ -401,16 +464,24 @@ rekey-lab: $(READER_STAMP)
 	@test -n "$(BASE)" || { echo "give BASE=<commit whose record was valid>"; exit 2; }
 	$(PY) -m tools.rekey_lab_record --base $(BASE) --write
 
-# The working copies of make lab and make lab-student ($(LAB_COPIES)) hold what readers
-# wrote: clean and distclean keep them; only clean-working-copies with FORCE=1 deletes them.
-## remove build outputs (keeps .venv and the working copies you write in, _build/lab)
+# What a person may have written into, which clean and distclean keep: the working copies of
+# make lab and make lab-student ($(LAB_COPIES)), the nbgrader course of make course with its
+# gradebook, submissions, grades and feedback, make student's copies and make otter's
+# assignments. clean-working-copies FORCE=1 deletes the first, clean-kept FORCE=1 all of them.
+KEPT := $(LAB_COPIES) _build/course _build/student _build/otter
+KEPT_NOTE.$(LAB_COPIES) := the working copies of make lab and make lab-student, with your answers
+KEPT_NOTE._build/course := make course's nbgrader course: gradebook.db, submitted/, autograded/, feedback/
+KEPT_NOTE._build/student := make student's copies of the release, which you may have edited or handed out
+KEPT_NOTE._build/otter := make otter's assignments, which you may have edited
+## remove build outputs (keeps .venv and what a person may have written in: _build/lab, _build/course, _build/student, _build/otter)
 clean:
-	@test ! -d _build || find _build -mindepth 1 -maxdepth 1 ! -path '$(LAB_COPIES)' -exec rm -rf {} +
+	@test ! -d _build || find _build -mindepth 1 -maxdepth 1 $(foreach d,$(KEPT),! -path '$(d)') -exec rm -rf {} +
 	rm -rf .pytest_cache .hypothesis
-	find . -name __pycache__ -not -path './.venv/*' -not -path './$(LAB_COPIES)/*' -prune -exec rm -rf {} +
-	@test ! -d $(LAB_COPIES) || echo "kept $(LAB_COPIES): the working copies of make lab and make lab-student, with your answers (make clean-working-copies lists them)"
+	find . -name __pycache__ -not -path './.venv/*' $(foreach d,$(KEPT),-not -path './$(d)/*') -prune -exec rm -rf {} +
+	@$(foreach d,$(KEPT),test ! -d $(d) || echo "kept $(d): $(KEPT_NOTE.$(d))";) true
+	@for d in $(KEPT); do test ! -d $$d || { echo "(make clean-kept lists what it keeps; FORCE=1 deletes it)"; break; }; done
 
-.PHONY: clean-working-copies
+.PHONY: clean-working-copies clean-kept
 ## [FORCE=1]  delete the working copies of make lab and make lab-student (_build/lab) and your answers in them; without FORCE=1, only list them
 clean-working-copies:
 	@if [ ! -d $(LAB_COPIES) ]; then echo "no working copies: $(LAB_COPIES) does not exist"; exit 0; fi; \
@@ -419,6 +490,18 @@ clean-working-copies:
 	echo "  and $$(find $(LAB_COPIES) -type f | wc -l | tr -d ' ') files in all"; \
 	$(if $(FORCE),rm -rf $(LAB_COPIES) && echo "deleted $(LAB_COPIES)",echo "nothing deleted: make clean-working-copies FORCE=1 deletes them")
 
-## clean, and remove .venv too (keeps the working copies, as clean does)
+## [FORCE=1]  delete everything make clean keeps but .venv (the working copies, the course with its gradebook, ...); without FORCE=1, only list it
+clean-kept:
+	@found=0; $(foreach d,$(KEPT),if [ -d $(d) ]; then found=1; \
+	  echo "$(if $(FORCE),deleting,would delete) $(d), $(KEPT_NOTE.$(d)):"; \
+	  for entry in $(d)/* $(d)/.[!.]*; do \
+	    if [ -d "$$entry" ]; then echo "  $$entry/ ($$(find "$$entry" -type f | wc -l | tr -d ' ') files)"; \
+	    elif [ -e "$$entry" ]; then echo "  $$entry"; fi; \
+	  done; \
+	  $(if $(FORCE),rm -rf $(d) && echo "deleted $(d)";,) fi;) \
+	if [ $$found = 0 ]; then echo "nothing kept: none of $(KEPT) exists"; \
+	else $(if $(FORCE),true,echo "nothing deleted: make clean-kept FORCE=1 deletes them"); fi
+
+## clean, and remove .venv too (keeps what clean keeps)
 distclean: clean
 	rm -rf $(VENV) posenc_helpers.egg-info

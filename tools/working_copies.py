@@ -143,6 +143,22 @@ def write_copies(
     return written, kept
 
 
+def copy_and_report(
+    notebooks: list[Path], out: Path, *, student: bool, force: bool = False
+) -> tuple[list[Path], list[Path]]:
+    """:func:`write_copies`, then one line saying how many copies were written and kept.
+
+    What ``make lab``, ``make lab-student`` (:mod:`tools.reader_lab`), Binder's build
+    and this module's command line print; returns what :func:`write_copies` returns."""
+    written, kept = write_copies(notebooks, out, student=student, force=force)
+    kind = "without solutions" if student else "with the solutions folded"
+    line = f"{out}: {len(written)} chapter(s) copied {kind}"
+    if kept:
+        line += f", {len(kept)} kept as you left them (FORCE=1 replaces them)"
+    print(line + ". The tracked notebooks in notebooks/ are not opened.", flush=True)
+    return written, kept
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="+", type=Path)
@@ -150,12 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--student", action="store_true", help="leave the solutions out")
     parser.add_argument("--force", action="store_true", help="overwrite copies that exist (the reader's work)")
     args = parser.parse_args(argv)
-    written, kept = write_copies(args.notebooks, args.out, student=args.student, force=args.force)
-    kind = "without solutions" if args.student else "with the solutions folded"
-    print(f"{args.out}: {len(written)} chapter(s) copied {kind}", end="")
-    if kept:
-        print(f", {len(kept)} kept as you left them (FORCE=1 replaces them)", end="")
-    print(". The tracked notebooks in notebooks/ are not opened.")
+    copy_and_report(args.notebooks, args.out, student=args.student, force=args.force)
     return 0
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import cgroups
-from .processes import kill_tree
+from .processes import kill_strays, kill_tree
 
 __all__ = ["Limits", "SandboxRun", "SandboxUnavailable", "run_process"]
 
@@ -218,6 +218,8 @@ def run_process(
         if group is not None:
             group.kill()
         kill_tree(process, uid if isolation == "user" else None)
+        if isolation == "container":  # the kernel ran as the grader's user: its daemons too
+            kill_strays()
         # Every process of a sandbox dies with it; unsandboxed, a process that kept the pipes
         # open must not hold up the grader, so their readers get a moment, then the pipes close.
         for reader in (result, log):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -127,17 +128,25 @@ class BeforeExecution(NbGraderPreprocessor):
 
 
 def _isolation() -> str:
-    """ "bwrap", or "none" when the person grading set POSENC_GRADING_UNSAFE=1 (a sandbox that
-    is missing is refused by SandboxedExecute, with what to do)."""
+    """ "bwrap"; "container" where bubblewrap cannot make a sandbox but the container is
+    confined (:func:`posenc_helpers.grading.container.choose_isolation`, which says so on
+    standard error); or "none" when the person grading set POSENC_GRADING_UNSAFE=1. Else it
+    refuses, with what is missing and what to do."""
     if os.environ.get(UNSAFE_VARIABLE, "") not in ("", "0"):
         return "none"
-    if (reason := sandbox.available()) is not None:
+    from .container import NoConfinedSandbox, choose_isolation
+
+    try:
+        chosen = choose_isolation()
+    except NoConfinedSandbox as error:
         raise sandbox.SandboxUnavailable(
-            f"{reason}. The course grades every submission in a sandbox; to grade without one on "
+            f"{error} The course grades every submission in a sandbox; to grade without one on "
             f"a machine you trust (the students' code can then reach the grader and every other "
             f"submission), set {UNSAFE_VARIABLE}=1 (make grade UNSAFE=1)."
-        )
-    return "bwrap"
+        ) from None
+    for note in chosen.notes:
+        print(f"posenc_helpers.grading: {note}", file=sys.stderr, flush=True)
+    return chosen.kind
 
 
 class SandboxedExecute(NbGraderPreprocessor):

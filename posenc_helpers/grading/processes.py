@@ -13,7 +13,7 @@ import signal
 import subprocess
 from pathlib import Path
 
-__all__ = ["descendants", "processes_of", "kill_tree"]
+__all__ = ["descendants", "processes_of", "kill_tree", "ancestors", "kill_strays"]
 
 
 def descendants(pid: int) -> list[int]:
@@ -72,3 +72,43 @@ def kill_tree(process: subprocess.Popen[bytes], uid: int | None) -> None:
     with contextlib.suppress(ProcessLookupError):
         process.kill()
     process.wait()
+
+
+def ancestors(pid: int) -> list[int]:
+    """``pid`` and every process above it, up to the first (read from /proc).
+
+    Examples
+    --------
+    >>> import os
+    >>> ancestors(os.getpid())[:2] == [os.getpid(), os.getppid()]
+    True
+    """
+    found = [pid]
+    while pid > 1:
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+        if pid <= 0:
+            break
+        found.append(pid)
+    return found
+
+
+def kill_strays() -> int:
+    """Kill every process of this user but this one and those above it; how many were signalled.
+
+    For a container that is the sandbox (``isolation="container"``), where the student's kernel
+    runs as the grader's own user: a daemon it double-forked is reparented to the container's
+    first process, out of reach of :func:`kill_tree`, and would otherwise live on beside the
+    grader while it writes the grades. Nothing else of the grader's user may run there.
+    """
+    keep = set(ancestors(os.getpid()))
+    signalled = 0
+    for _ in range(3):  # a process may fork while it is killed
+        for pid in processes_of(os.getuid()):
+            if pid not in keep:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+                    signalled += 1
+    return signalled

@@ -212,7 +212,7 @@ def _inner(argv: Sequence[str], uid: int | None, limits: Limits, supervisor: boo
 
 
 #: How a command can be kept from the grader (see :func:`run`).
-ISOLATIONS = ("bwrap", "user", "none")
+ISOLATIONS = ("bwrap", "user", "container", "none")
 
 
 def best_isolation() -> str:
@@ -265,8 +265,11 @@ def run(
     namespaces: the command, or a supervisor's kernel, runs as a user of its own, as
     root alone can arrange, so that Unix permissions keep it from root's files; for a
     container that grades one submission and cannot make namespaces, such as
-    Gradescope's) or "none" (the same limits and result pipe, no isolation: only when
-    the person grading asks for it). ``argv`` receives the result pipe's descriptor as
+    Gradescope's), "container" (no namespaces and no root: the container is the sandbox,
+    allowed only where :func:`posenc_helpers.grading.container.missing_conditions` finds it
+    confined; a supervisor's kernel runs under the seccomp filter, as the same user) or
+    "none" (the same limits and result pipe, no isolation: only when the person grading
+    asks for it). ``argv`` receives the result pipe's descriptor as
     ``--result-fd N`` (appended), and ``stdin`` on its standard input. A ``supervisor``
     (the grader's runner) is trusted: it is not confined itself, and starts what it runs
     for the student through :func:`posenc_helpers.grading.confine.kernel_command` with
@@ -290,6 +293,11 @@ def run(
         raise SandboxUnavailable(reason)
     if isolation == "user" and (os.geteuid() != 0 or not Path("/usr/bin/setpriv").exists()):
         raise SandboxUnavailable("isolation 'user' needs root and /usr/bin/setpriv (util-linux)")
+    if isolation == "container":
+        from .container import missing_conditions
+
+        if missing := missing_conditions():
+            raise SandboxUnavailable("the container is not confined enough to be the sandbox: " + "; ".join(missing))
     if isolation != "none" and (reason := confine.available()) is not None:
         raise SandboxUnavailable(reason)
     if budget and (reason := cgroups.available()) is not None:
@@ -317,7 +325,7 @@ def run(
             )  # fmt: skip
             command, arguments = _arguments_from_fd(command)
             keep.append(arguments)
-        elif isolation == "user":
+        elif isolation in ("user", "container"):
             command = _inner(command, uid, limits, supervisor)
         return run_process(command, stdin, env, read_end, keep, limits, isolation=isolation, uid=uid, group=group)
     raise AssertionError("unreachable")  # pragma: no cover - the with block returns

@@ -2,7 +2,7 @@
 
 The page's launch menu is made as the site build makes it: tools/site/launch.py's
 config-time settings, then the theme's own handler (sphinx_book_theme, html-page-context,
-priority 501), then tools/site/launch.py's Kaggle button (priority 600). The context a
+priority 501), then tools/site/launch.py's Binder rewrite (600) and Kaggle button (610). The context a
 page gets from pydata-sphinx-theme for a GitHub repository (github_user, github_repo) is
 written here as that theme writes it. The expected links are spelled out by hand.
 """
@@ -51,7 +51,8 @@ def launch_menu(url: str, pagename: str, tmp_path: Path) -> dict[str, str]:
         user, repo = options["repository_url"].removeprefix("https://github.com/").split("/")[:2]
         context.update(github_url="https://github.com", github_user=user, github_repo=repo)
     add_launch_buttons(theme_app, pagename, "page.html", context, None)  # type: ignore[arg-type]
-    launch.add_kaggle_button(app, pagename, "page.html", context, None)
+    launch.open_student_copies(app, pagename, "page.html", context, None)  # priority 600
+    launch.add_kaggle_button(app, pagename, "page.html", context, None)  # priority 610
     groups = [b for b in context["header_buttons"] if b.get("label") == "launch-buttons"]
     return {b["text"]: b["url"] for g in groups for b in g["buttons"] if b.get("type") == "link"}
 
@@ -62,7 +63,8 @@ def test_every_chapter_gets_binder_colab_and_kaggle(tmp_path: Path) -> None:
     for stem in CHAPTERS:
         menu = launch_menu(url, f"notebooks/{stem}", tmp_path)
         assert menu == {
-            "Binder": f"https://mybinder.org/v2/gh/you/posenc-book/main?urlpath=lab/tree/notebooks/{stem}.ipynb",
+            # Binder opens the chapter's working copy at its server's root (binder/postBuild)
+            "Binder": f"https://mybinder.org/v2/gh/you/posenc-book/main?urlpath=lab/tree/{stem}.ipynb",
             "Colab": f"https://colab.research.google.com/github/you/posenc-book/blob/main/notebooks/{stem}.ipynb",
             "Kaggle": f"https://kaggle.com/kernels/welcome?src=https://github.com/you/posenc-book/blob/main/notebooks/{stem}.ipynb",
         }
