@@ -21,7 +21,7 @@ version=$("$root/.venv/bin/python" -c 'import sys; sys.path.insert(0, sys.argv[1
 
 echo "[colab-check 1/4] a clone of HEAD tagged v$version"
 git clone -q "$root" "$work/repo"
-# A clone of a git worktree starts at the repository's HEAD, not the worktree's: check out this one.
+# The commit checked out here, explicitly (the tag below names it).
 git -C "$work/repo" checkout -q "$(git -C "$root" rev-parse HEAD)"
 git -C "$work/repo" tag "v$version"
 echo "[colab-check 2/4] $("$python" --version) with Colab's numpy, matplotlib, ipywidgets, scipy, JAX, optax"
