@@ -55,7 +55,7 @@ SKIP_DRAWING := PYTHONSTARTUP=$(abspath tools/skip_figure_drawing.py)
 
 .PHONY: help setup book book-only test test-fast _test-fast-unit test-unit test-doctest lint test-notebooks test-notebooks-native \
         test-notebooks-portable test-course test-student-book test-browser browser-only \
-        audit notebooks text sync-setup chapter lab lab-student serve bench lane-times rekey-lab record-lab-questions pdf pdf-only pdf-chapters test-pdf course collect grade otter student student-branch student-book lock release clean distclean \
+        audit notebooks text sync-setup colab-check epub epub-only release-editions chapter lab lab-student serve bench lane-times rekey-lab record-lab-questions pdf pdf-only pdf-chapters test-pdf course collect grade otter student student-branch student-book lock release clean distclean \
         _test-parallel _book-then-browser
 
 help:  ## this list: every target with a line of its own, from the comment (##) above its rule
@@ -194,6 +194,24 @@ _book-then-browser: $(STAMP)
 	$(MAKE) --no-print-directory book-only
 	POSENC_FULL_PAGE_SCREENSHOTS=0 $(MAKE) --no-print-directory browser-only
 	$(MAKE) --no-print-directory test-pdf
+	$(MAKE) --no-print-directory epub-only
+	$(PY) -m pytest tests/epub -q -p no:nbval
+	$(PY) -m tools.release_editions
+	$(PY) -m pytest tests/archive -q -p no:nbval
+
+# The reader's book as an EPUB 3 (tools/epub.py), assembled from the built site: chapters
+# 01-14 with the reader pages (not the API reference nor the instructor guide), every formula
+# as the MathML MathJax wrote at build time, the website's numbering, figures with their alt
+# text. EPUBCheck (Debian's epubcheck) validates it in tests/epub.
+EPUB_DIR := _build/epub
+## the reader's book as an EPUB 3 into _build/epub (builds the site first)
+epub: book
+	$(MAKE) --no-print-directory epub-only
+
+## the same EPUB from the site already built
+epub-only:
+	rm -f $(EPUB_DIR)/posenc-book-*.epub
+	$(PY) -m tools.epub --out $(EPUB_DIR)/posenc-book-$$($(PY) -c 'from tools.release import package_version; print(package_version())').epub
 
 ## the browser suite on the site already built
 browser-only:
@@ -364,6 +382,13 @@ chapter: $(STAMP)
 	$(MAKE) --no-print-directory sync-setup
 	$(PY) -m tools.nbtools execute notebooks/$(NN)_$(NAME).ipynb
 
+# Colab's Python and package versions (googlecolab/backend-info, cited in the script); pip
+# reaches the package index. Colab runs Python 3.13.15 (2026-11): give a 3.13.
+## COLAB_PYTHON=/path/to/python3.13  run the Colab set-up cell as on Colab: fresh venv, Colab's versions, install from a tag
+colab-check: $(BOOK_STAMP)
+	@test -n "$(COLAB_PYTHON)" || { echo "give COLAB_PYTHON=/path/to/python3.13 (Colab's Python: tools/colab_check.sh)"; exit 2; }
+	tools/colab_check.sh $(COLAB_PYTHON)
+
 ## the notebooks' Colab set-up cell (from repository.url), explorer restart notes, exercise numbers, the checks' table of refused helpers
 sync-setup: $(STAMP)
 	$(PY) -m tools.nbtools sync-setup $(NOTEBOOKS)
@@ -399,6 +424,20 @@ release: $(STAMP)
 	$(PY) -m build --outdir $(DIST) .
 	$(PY) -m twine check --strict $(DIST)/*
 	$(PY) -m tools.release check $(DIST)
+
+# The editions a release attaches (tools/release_editions.py), into _build/editions: the EPUB,
+# the whole-book and per-chapter PDFs (make pdf, make pdf-chapters; NO_PDF=1 leaves them out),
+# and the site as a tarball made to be read from file:// (fonts inlined, no
+# fetch), with SHA256SUMS and MANIFEST.json. tests/archive opens the archive's pages from
+# file:// in Chromium (search, an explorer, MathJax's fonts).
+## [NO_PDF=1]  build the book's editions (EPUB, PDFs, offline site tarball, checksums, manifest) into _build/editions
+release-editions: $(STAMP)
+	$(MAKE) --no-print-directory book-only
+	$(MAKE) --no-print-directory epub-only
+	$(if $(NO_PDF),,$(MAKE) --no-print-directory pdf-only)
+	$(if $(NO_PDF),,$(PY) -m tools.editions.pdf --chapters)
+	$(PY) -m tools.release_editions $(if $(NO_PDF),,--require-pdf)
+	$(PY) -m pytest tests/epub tests/archive -q -p no:nbval
 
 # Chapter 10 shows whether trained models work past their training length; chapter 11
 # measures it. This reruns chapter 11's protocol and writes the verdicts chapter 10 reads

@@ -72,7 +72,7 @@ def test_no_sources_or_notebooks_are_downloadable():
         raw = page.read_text(encoding="utf-8")
         assert "_sources/" not in raw and "dropdown-download-buttons" not in raw, page.name
         # launch buttons (with repository.url set) open the student branch, never the full notebooks
-        for link in re.findall(r'href="(https://[^"]*(?:mybinder|colab|hub)[^"]*)"', raw):
+        for link in re.findall(r'href="(https://[^"]*(?:mybinder|colab|hub|kaggle)[^"]*)"', raw):
             assert "student" in link, (page.name, link)
 
 

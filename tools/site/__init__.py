@@ -152,6 +152,7 @@ def setup(app: Sphinx) -> dict[str, object]:
     # html-page-context: the Binder button opens the student copy (after the theme's launch
     # buttons, priority 501); each script once (after every extension has added its own).
     app.connect("html-page-context", launch.open_student_copies, priority=600)
+    app.connect("html-page-context", launch.add_kaggle_button, priority=610)  # Kaggle beside them
     app.connect("html-page-context", scripts.deduplicate_scripts, priority=900)
     # build-finished: the one post-build chain, after the theme's and the other extensions'
     # handlers (default priority 500: pydata-sphinx-theme writes pygments.css then).

@@ -15,14 +15,24 @@ The Binder entry opens the chapter's working copy, not the tracked notebook: Bin
 root, so :func:`open_student_copies` rewrites the theme's ``?urlpath=lab/tree/notebooks/NN_x.ipynb``
 to ``?urlpath=lab/tree/NN_x.ipynb``. The student edition's buttons open the student branch,
 whose Binder opens the repository (its ``notebooks/`` hold the release): left as they are.
+
+Kaggle is not one of the theme's launch services: :func:`add_kaggle_button` adds it to
+the theme's launch menu, beside Binder and Colab, when ``launch_buttons.kaggle_url`` is
+set. Kaggle opens a notebook from GitHub by the URL form
+``https://kaggle.com/kernels/welcome?src=<the notebook's github.com blob URL>``, the
+"Run in Kaggle" link of Google's own notebooks (for instance every notebook of
+https://github.com/google-gemma/cookbook, e.g. docs/core/huggingface_text_finetune_qlora.ipynb)
+and of Kaggle's "Open in Kaggle" badge (https://kaggle.com/static/images/open-in-kaggle.svg).
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
-LAUNCH_KEYS = ("binderhub_url", "colab_url", "jupyterhub_url", "thebe")
+LAUNCH_KEYS = ("binderhub_url", "colab_url", "jupyterhub_url", "kaggle_url", "thebe")
+GROUP_LABEL = "launch-buttons"  # the theme's launch menu in the page's header_buttons
 
 
 def launch_settings(theme_options: dict[str, Any]) -> dict[str, Any]:
@@ -71,3 +81,37 @@ def open_student_copies(app: Any, pagename: str, templatename: str, context: dic
         for button in group.get("buttons", []):
             if button.get("text") == "Binder" and "url" in button:
                 button["url"] = student_copy_url(button["url"])
+
+
+def kaggle_link(kaggle_url: str, repository_url: str, branch: str, path: str) -> str | None:
+    """The Kaggle link that opens the notebook ``path`` of a GitHub repository; None elsewhere.
+
+    >>> kaggle_link("https://kaggle.com", "https://github.com/you/book", "main", "notebooks/07_rope.ipynb")
+    'https://kaggle.com/kernels/welcome?src=https://github.com/you/book/blob/main/notebooks/07_rope.ipynb'
+    """
+    repository_url = repository_url.strip().rstrip("/")
+    if not kaggle_url.strip() or not repository_url.startswith("https://github.com/"):
+        return None
+    return f"{kaggle_url.strip().rstrip('/')}/kernels/welcome?src={repository_url}/blob/{branch}/{path.lstrip('/')}"
+
+
+def add_kaggle_button(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
+    """``html-page-context`` (after the theme's launch buttons): Kaggle in the launch menu."""
+    options = app.config.html_theme_options
+    group = next((b for b in context.get("header_buttons", []) if b.get("label") == GROUP_LABEL), None)
+    if group is None:  # not a notebook page, or no repository URL: no launch menu
+        return
+    source = Path(app.env.doc2path(pagename)).relative_to(app.srcdir).with_suffix(".ipynb").as_posix()
+    prefix = str(options.get("path_to_docs") or "").strip("/")
+    url = kaggle_link(
+        str((options.get("launch_buttons") or {}).get("kaggle_url") or ""),
+        str(options.get("repository_url") or ""),
+        str(options.get("repository_branch") or "main"),
+        f"{prefix}/{source}" if prefix else source,
+    )
+    if url is None:
+        return
+    links = [b for b in group["buttons"] if b.get("type") == "link"]
+    index = group["buttons"].index(links[-1]) + 1 if links else len(group["buttons"])
+    button = {"type": "link", "text": "Kaggle", "tooltip": "Launch on Kaggle", "icon": "fab fa-kaggle", "url": url}
+    group["buttons"].insert(index, button)
