@@ -208,7 +208,7 @@ def shard_units(units: Iterable[Unit], count: int) -> list[list[Unit]]:
     --------
     >>> units = [Unit(name, cost, print) for name, cost in [("a", 4), ("b", 3), ("c", 2), ("d", 2), ("e", 1)]]
     >>> [[unit.name for unit in shard] for shard in shard_units(units, 2)]
-    [['a', 'd', 'e'], ['b', 'c']]
+    [['a', 'd'], ['b', 'c', 'e']]
     """
     units = list(units)
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
