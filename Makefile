@@ -55,7 +55,7 @@ SKIP_DRAWING := PYTHONSTARTUP=$(abspath tools/skip_figure_drawing.py)
 
 .PHONY: help setup book book-only test test-fast _test-fast-unit test-unit test-doctest lint test-notebooks test-notebooks-native \
         test-notebooks-portable test-course test-student-book test-browser browser-only \
-        audit notebooks text sync-setup colab-check epub epub-only release-editions chapter lab lab-student serve bench lane-times rekey-lab record-lab-questions pdf pdf-only pdf-chapters test-pdf course collect grade otter student student-branch student-book lock release clean distclean \
+        audit notebooks text sync-setup colab-check epub epub-only release-editions chapter lab lab-student serve bench lane-times rekey-lab merge-lab-stores record-lab-questions pdf pdf-only pdf-chapters test-pdf course collect grade otter student student-branch student-book lock release clean distclean \
         _test-parallel _book-then-browser
 
 help:  ## this list: every target with a line of its own, from the comment (##) above its rule
@@ -446,10 +446,26 @@ release-editions: $(STAMP)
 # posenc_helpers/data/train_short_test_long.json. Trained models are kept in
 # _build/lab-cache, so a rerun after an edit outside the lab's training code only
 # re-evaluates them.
-## run chapter 11's whole experiment (about an hour on two cores) and write the record chapters 10 and 11 read
+# Across machines (CONTRIBUTING, "The lab's record on several machines"): SHARD=i/N trains
+# only shard i (from 0) of N into STORE (default _build/lab-shards/i-of-N) and writes no
+# record; make merge-lab-stores joins the stores; STORE=<merged store> alone evaluates its
+# runs into the record and trains none (posenc_helpers/lab/shards.py, tools/lab_store.py).
+LAB_SHARD_STORE = $(abspath $(or $(STORE),_build/lab-shards/$(subst /,-of-,$(SHARD))))
+## [SHARD=i/N] [STORE=dir]  chapter 11's whole experiment (about an hour on two cores) into the record chapters 10 and 11 read; SHARD: train shard i of N only; STORE alone: evaluate its runs
 record-lab: $(READER_STAMP)
+ifneq ($(SHARD),)
+	$(PY) -m tools.lab_store train --shard '$(SHARD)' --store '$(LAB_SHARD_STORE)'
+else ifneq ($(STORE),)
+	$(PY) -m tools.lab_store record --store '$(abspath $(STORE))'
+else
 	POSENC_LAB_CACHE=$${POSENC_LAB_CACHE:-$(abspath _build/lab-cache)} \
 	$(PY) -c 'from posenc_helpers.lab import record_lab; r = record_lab(); print(r["verdicts"], r["reach"], r["seconds"])'
+endif
+
+## STORES="a b ..." OUT=dir  merge stores of lab runs (make record-lab SHARD=i/N) into OUT, each run checked against its digest
+merge-lab-stores: $(READER_STAMP)
+	@test -n "$(STORES)" -a -n "$(OUT)" || { echo 'give STORES="<store> <store> ..." OUT=<merged store>'; exit 2; }
+	$(PY) -m tools.lab_store merge --out '$(OUT)' $(STORES)
 
 ## re-run only the record's question tasks, keeping its text part (for a change to their scoring alone; CONTRIBUTING)
 record-lab-questions: $(READER_STAMP)

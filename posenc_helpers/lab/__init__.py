@@ -18,6 +18,7 @@ module                      idea
 :mod:`.protocol`            chapter 11's settings and the record ``make record-lab`` writes
 :mod:`.verdicts`            the record's summaries and the verdicts the rules allow
 :mod:`.cache`               an opt-in store of training runs (``POSENC_LAB_CACHE``), for repeated test runs
+:mod:`.shards`              the record's training runs in shards (``make record-lab SHARD=i/N``), their stores merged
 :mod:`.fingerprint`         what a record or a stored run depends on: the code by meaning, versions, settings
 ==========================  =====================================================
 """

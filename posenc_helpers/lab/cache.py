@@ -6,10 +6,19 @@ keeps its result there, keyed by everything that result depends on: the initial
 weights, the position hooks, the method, sizes, data settings and seed, the code of
 the lab's training path read by meaning (corpus, model, tasks, training, the optimiser,
 this module and the numerics they import; docstrings and comments do not count:
-:mod:`posenc_helpers.lab.fingerprint`) and the versions of Python, numpy, JAX, jaxlib
-and optax. A run whose key is already there
+:mod:`posenc_helpers.lab.fingerprint`), the versions of Python, numpy, JAX, jaxlib
+and optax, and the device and precision in force (:func:`device_settings`: JAX's
+backend, the first device's kind, the processor, 64-bit mode and the default
+matrix-product precision), so that a run trained on a GPU is never read back for the CPU, or the
+reverse. A run whose key is already there
 is read back instead of trained, with the same weights, losses
 and recorded training time. Unset (the default), nothing is stored or read.
+
+Each stored run is two files: ``<key>.pickle`` and ``<key>.sha256``, the SHA-256 of the
+pickle's bytes (written first; a run read back is checked against it). With
+``POSENC_LAB_STORED_ONLY=1`` as well, a run the store lacks is an error instead of a
+training run: the evaluation of runs trained elsewhere (``make record-lab STORE=...``,
+after ``make record-lab SHARD=i/N`` and ``make merge-lab-stores``: :mod:`.shards`).
 
 ``make test`` sets it to one folder for every run of chapter 11 (the notebook
 tests under two CPU profiles, the student copy, the course), so each live model is
@@ -38,10 +47,13 @@ import numpy as np
 
 from .fingerprint import fingerprint, training_modules
 
-__all__ = ["CACHE_VARIABLE", "run_key", "cached_run"]
+__all__ = ["CACHE_VARIABLE", "STORED_ONLY_VARIABLE", "device_settings", "entry_digest", "run_key", "cached_run"]
 
 #: The environment variable that names the folder of stored runs.
 CACHE_VARIABLE = "POSENC_LAB_CACHE"
+
+#: Set to ``1`` (with :data:`CACHE_VARIABLE`): a run missing from the store raises instead of training.
+STORED_ONLY_VARIABLE = "POSENC_LAB_STORED_ONLY"
 
 #: The modules a training result depends on: the text, the model, the tasks, the
 #: training loop, this store and every package module they import (the numerics),
@@ -91,8 +103,53 @@ def run_key(inputs: dict[str, object]) -> str:
     """
     digest = hashlib.sha256()
     digest.update(_training_path_digest().encode())
+    _feed(digest, device_settings())
     _feed(digest, inputs)
     return digest.hexdigest()[:32]
+
+
+def device_settings() -> dict[str, object]:
+    """Where and how JAX computes now: what a run's numbers depend on besides its inputs and code.
+
+    Read at every key (64-bit mode and the matrix-product precision can change within a
+    process; the backend is fixed once JAX has started).
+
+    Returns
+    -------
+    dict
+        ``backend`` (``jax.default_backend()``: ``"cpu"``, ``"gpu"``, ``"tpu"``),
+        ``device_kind`` (the first device's, e.g. ``"cpu"`` or ``"NVIDIA H100 80GB HBM3"``),
+        ``x64`` (``jax_enable_x64``), ``matmul_precision``
+        (``jax_default_matmul_precision``; None: the backend's default) and ``machine``
+        (``platform.machine()``: every CPU's device kind is ``"cpu"``, and an x86-64 and
+        an ARM processor need not round alike).
+
+    Examples
+    --------
+    >>> sorted(device_settings())
+    ['backend', 'device_kind', 'machine', 'matmul_precision', 'x64']
+    """
+    precision = jax.config.jax_default_matmul_precision  # type: ignore[attr-defined]  # JAX adds its flags at run time
+    return {
+        "backend": str(jax.default_backend()),
+        "device_kind": str(jax.devices()[0].device_kind),
+        "x64": bool(jax.config.jax_enable_x64),  # type: ignore[attr-defined]
+        "matmul_precision": None if precision is None else str(precision),
+        "machine": platform.machine(),
+    }
+
+
+def entry_digest(data: bytes) -> str:
+    """The SHA-256 (hexadecimal) that a stored run's ``.sha256`` file holds for its pickle's bytes ``data``.
+
+    Examples
+    --------
+    >>> entry_digest(b"")[:16]
+    'e3b0c44298fc1c14'
+    """
+    if not isinstance(data, bytes):
+        raise TypeError(f"data must be bytes, got {type(data).__name__}")
+    return hashlib.sha256(data).hexdigest()
 
 
 def cached_run(run: Callable[..., dict], inputs: dict[str, object], **extra: object) -> dict:
@@ -119,20 +176,39 @@ def cached_run(run: Callable[..., dict], inputs: dict[str, object], **extra: obj
     path.parent.mkdir(parents=True, exist_ok=True)
     with _locked(path.with_suffix(".lock")):
         if path.is_file():
-            with path.open("rb") as stored:
-                result = pickle.load(stored)
-            return {
-                budget: (jax.tree_util.tree_map(jnp.asarray, params), losses, seconds)
-                for budget, (params, losses, seconds) in result.items()
-            }
-        result = run(**inputs, **extra)
-        partial_file = path.with_name(f"{path.stem}.{os.getpid()}.{threading.get_ident()}.part")
-        with partial_file.open("wb") as out:
-            pickle.dump(
-                {budget: (jax.device_get(p), losses, seconds) for budget, (p, losses, seconds) in result.items()}, out
+            return _read_back(path)
+        if os.environ.get(STORED_ONLY_VARIABLE) == "1":
+            raise LookupError(
+                f"run {path.stem} ({extra.get('description', 'no description')}) is not in the store {folder}, "
+                f"and {STORED_ONLY_VARIABLE}=1 forbids training it: train the shard that holds it and merge again"
             )
-        os.replace(partial_file, path)  # whole or absent
+        result = run(**inputs, **extra)
+        data = pickle.dumps(
+            {budget: (jax.device_get(p), losses, seconds) for budget, (p, losses, seconds) in result.items()}
+        )
+        _write_whole(path.with_suffix(".sha256"), entry_digest(data).encode())  # the digest first
+        _write_whole(path, data)
     return result
+
+
+def _read_back(path: Path) -> dict:
+    """The stored run at ``path``, checked against its ``.sha256`` where the store has one."""
+    data = path.read_bytes()
+    digest_file = path.with_suffix(".sha256")
+    if digest_file.is_file() and digest_file.read_text().strip() != entry_digest(data):
+        raise ValueError(f"the stored run {path} does not match its digest {digest_file}: delete both and rerun")
+    result = pickle.loads(data)
+    return {
+        budget: (jax.tree_util.tree_map(jnp.asarray, params), losses, seconds)
+        for budget, (params, losses, seconds) in result.items()
+    }
+
+
+def _write_whole(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` whole or not at all (a partial file renamed into place)."""
+    partial_file = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.part")
+    partial_file.write_bytes(data)
+    os.replace(partial_file, path)
 
 
 @contextlib.contextmanager
