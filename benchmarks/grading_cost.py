@@ -138,9 +138,10 @@ def table(measured: dict[str, Any]) -> str:
         "|---|---|---|---|---|",
     ]
     for name, row in rows.items():
+        short = " (stopped before the end: too few CPU-s)" if row["earned"] < row["autograded_max"] else ""
         lines.append(
             f"| {name} | {row['cpu_s']:.1f} | {row['peak_mib']:.0f} | {row['wall_s']:.0f} "
-            f"(load {row['load_before']:.1f}) | {row['earned']:g} of {row['autograded_max']:g} |"
+            f"(load {row['load_before']:.1f}) | {row['earned']:g} of {row['autograded_max']:g}{short} |"
         )
     cpu = sum(row["cpu_s"] for row in rows.values())
     slowest = max(rows, key=lambda name: rows[name]["cpu_s"])
@@ -172,9 +173,13 @@ def table(measured: dict[str, Any]) -> str:
         "honest submission per chapter (the release with the model answers) graded once through "
         "`python -m posenc_helpers.grading one` in its bubblewrap sandbox, wrapped in `/usr/bin/time -v`; "
         "CPU-s is user + system time of the entry point and every process it waited for (nbgrader, the sandbox, "
-        "the kernel, the verdict), peak memory the largest single process among them. The grader's reference "
+        "the kernel, the verdict), peak memory the largest single process among them as `getrusage` reports it "
+        "(a lower bound: a process the sandbox reaped itself may not reach it; the kernels' own peaks are "
+        "`make bench`'s chapter section, chapter 11's up to 1.5 GB). The grader's reference "
         "run of each release (once per assignment, not per student) is not counted. Under load the wall times "
-        "are longer than the CPU-s; the derived times below use CPU-s.",
+        "are longer than the CPU-s; the derived times below use CPU-s. An honest submission earns every "
+        "point; one that earned less was stopped before its notebook ended (its runner killed, on a machine "
+        "this loaded), so its CPU-s are too few and the sums below too low by as much.",
         "",
         "Derived (`python -m benchmarks.grading_cost table`, from the measured CPU-s alone): one machine = "
         f"students x {cpu:.0f} CPU-s / {a['machine_cores']} cores (make grade JOBS={a['machine_cores']}, "
