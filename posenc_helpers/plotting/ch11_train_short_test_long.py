@@ -377,6 +377,7 @@ def plot_interval_panels(
     x: np.ndarray,
     *,
     train_len: int | None = None,
+    title: str | None = None,
     xlabel: str = "evaluation length (tokens, log scale)",
     ylabel: str = "fraction answered",
     ylim: tuple[float, float] | None = None,
@@ -400,6 +401,8 @@ def plot_interval_panels(
         Positions on the shared x axis, increasing.
     train_len : int, optional
         Drawn as a dotted vertical line in every panel when given.
+    title : str, optional
+        The figure's title, above the panels (each panel's own is its ``"title"``).
     xlabel, ylabel : str, optional
         Texts of the axes (the x label under the bottom panel only).
     ylim : (float, float), optional
@@ -421,9 +424,10 @@ def plot_interval_panels(
     --------
     >>> import numpy as np
     >>> panel = {"means": {"alibi": [1.0, 0.5]}, "halves": {"alibi": [0.1, 0.1]}, "references": {"guessing": 0.03}}
-    >>> fig = plot_interval_panels([dict(panel, title="far"), dict(panel, title="near")], np.array([64, 128]))
-    >>> [ax.get_title() for ax in fig.axes], len(fig.legends)
-    (['far', 'near'], 1)
+    >>> panels = [dict(panel, title="far"), dict(panel, title="near")]
+    >>> fig = plot_interval_panels(panels, np.array([64, 128]), title="after the marker")
+    >>> fig.get_suptitle(), [ax.get_title() for ax in fig.axes], len(fig.legends)
+    ('after the marker', ['far', 'near'], 1)
     >>> plt.close(fig)
     """
     if isinstance(panels, Mapping) or not isinstance(panels, Sequence) or not panels:
@@ -443,6 +447,8 @@ def plot_interval_panels(
         ax.get_legend().remove()
         if ylim is not None:
             ax.set_ylim(*ylim)
+    if title:
+        fig.suptitle(title)
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=min(3, len(labels)), fontsize=9)
     return fig
