@@ -107,8 +107,9 @@ RESTART_MARKER = "**In JupyterLab, Binder or Colab**"
 #: website shows a static companion, not a live widget, so it leaves the note out).
 RESTART_NOTE = (
     f"{RESTART_MARKER}: the explorer below lives in the running kernel. After the kernel "
-    "restarts, it still shows its last picture and its controls still move, but nothing "
-    "redraws: the Python that drew it is gone. When you reload the page or reopen a chapter "
+    "restarts, its last picture stays but nothing redraws it: the Python that drew it is gone. "
+    "JupyterLab and Binder then switch its controls off and say so (in Colab the controls may "
+    "still move). When you reload the page or reopen a chapter "
     "you saved earlier, its place reads *Error displaying widget: model not found* instead. "
     "Either way nothing is broken: run the cells above it (*Run → Run All Above Selected "
     "Cell*) and then its own cell again."

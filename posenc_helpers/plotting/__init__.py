@@ -5,6 +5,7 @@ what it drew on, so notebooks can compose figures and add their own labels.
 Call :func:`use_book_style` once in a notebook's setup cell.
 """
 
+from ._labels import edge_labels, spread_apart
 from ._style import DIVERGING_CMAP, OKABE_ITO, SEQUENTIAL_CMAP, use_book_style
 from .ch01_why_order_matters import plot_attention_weights, plot_pooled_summaries
 from .ch02_naive_positions import plot_norm_ratio, plot_normalized_strips, plot_step_against_length
@@ -20,6 +21,7 @@ from .ch11_train_short_test_long import (
     METHOD_STYLES,
     log_binned,
     plot_interval_curves,
+    plot_interval_panels,
     plot_length_curves,
     plot_pair_norms,
     plot_position_losses,
@@ -33,6 +35,8 @@ __all__ = [
     "SEQUENTIAL_CMAP",
     "DIVERGING_CMAP",
     "use_book_style",
+    "edge_labels",
+    "spread_apart",
     "plot_attention_weights",
     "plot_pooled_summaries",
     "plot_norm_ratio",
@@ -62,6 +66,7 @@ __all__ = [
     "METHOD_STYLES",
     "log_binned",
     "plot_interval_curves",
+    "plot_interval_panels",
     "plot_length_curves",
     "plot_position_losses",
     "plot_pair_norms",

@@ -11,6 +11,14 @@ whose axes stay put while only some artists move can say so with
 :meth:`FigureExplorer._dynamic_artists` and :meth:`FigureExplorer._background_key`:
 the rest of the figure is then drawn once per key, kept as a bitmap, and each
 update only draws the moving artists over it ("blitting").
+
+After its kernel restarts or stops, an explorer's controls would still move in the
+browser while nothing redraws (a slider reading 128 beside a picture of d = 64). The
+widgets' own front end marks every widget whose kernel connection is gone with the class
+``jupyter-widgets-disconnected`` (ipywidgets 8, ``DOMWidgetView._comm_live_update``); a
+style sheet in the explorer's own HTML (:data:`OFFLINE_STYLE`) hides the controls of a
+marked explorer and shows :data:`OFFLINE_NOTE` in their place, so the picture and its
+status line, both drawn by the kernel, are all that is left, and they agree.
 """
 
 from __future__ import annotations
@@ -28,7 +36,23 @@ from matplotlib.figure import Figure
 from matplotlib.text import Text
 from PIL import Image
 
-__all__ = ["FigureExplorer"]
+__all__ = ["FigureExplorer", "OFFLINE_NOTE", "OFFLINE_STYLE"]
+
+#: What an explorer says in place of its controls once its kernel is gone.
+OFFLINE_NOTE = (
+    "The kernel this explorer ran in has restarted, so its controls are off: the "
+    "picture below is the last one it drew. To bring the explorer back, run the cells above "
+    "this one (<em>Run → Run All Above Selected Cell</em>), then this cell."
+)
+#: Hides a disconnected explorer's controls and shows :data:`OFFLINE_NOTE` (the class names
+#: are set in :class:`FigureExplorer`; ``jupyter-widgets-disconnected`` by ipywidgets).
+OFFLINE_STYLE = (
+    "<style>"
+    ".posenc-explorer .posenc-explorer-offline { display: none; }"
+    ".posenc-explorer.jupyter-widgets-disconnected > .posenc-explorer-controls { display: none; }"
+    ".posenc-explorer.jupyter-widgets-disconnected > .posenc-explorer-offline { display: block; }"
+    "</style>"
+)
 
 
 @contextmanager
@@ -83,7 +107,12 @@ class FigureExplorer:
         FigureCanvasAgg(self.figure)
         self._image = widgets.Image(format="png")
         self.status = widgets.HTML()
-        self.widget = widgets.VBox([widgets.HBox(list(self.controls.values())), self._image, self.status])
+        row = widgets.HBox(list(self.controls.values()))
+        row.add_class("posenc-explorer-controls")
+        self.offline = widgets.HTML(f'{OFFLINE_STYLE}<p role="status">{OFFLINE_NOTE}</p>')
+        self.offline.add_class("posenc-explorer-offline")
+        self.widget = widgets.VBox([row, self.offline, self._image, self.status])
+        self.widget.add_class("posenc-explorer")
         self.render_count = 0
         self._setup()
         for control in self.controls.values():

@@ -1,6 +1,7 @@
 """JupyterLab as a reader meets it (issue 25): started from the reader environment,
 one chapter opened from its working copy (``make lab``), run, an explorer's slider
-moved, the page reloaded, and the repository's notebooks untouched.
+moved, the page reloaded, the kernel restarted (the explorer then hides its controls and
+says why: issue 46, item 8), and the repository's notebooks untouched.
 
 ``POSENC_READER_PYTHON`` names the Python of the environment to start JupyterLab from
 (default: the one running the tests, which holds every layer); a reader's
@@ -256,6 +257,25 @@ def test_a_chapter_runs_its_explorer_responds_and_a_reload_keeps_it(browser, lab
         # (in the outputs: the Markdown note above the explorer quotes the message)
         failed = page.locator(".jp-OutputArea-output", has_text="Error displaying widget")
         assert failed.count() == 0, "a widget failed to display after reload"
+
+        # The kernel restarts (issue 46, item 8): the explorer's controls go, a note says why,
+        # and its last picture stays with its status line, so no readout disagrees with it.
+        explorer = page.locator(".jp-OutputArea-output .posenc-explorer").first
+        explorer.scroll_into_view_if_needed()
+        assert explorer.locator(".posenc-explorer-controls").is_visible(), "the explorer shows no controls"
+        assert not explorer.locator(".posenc-explorer-offline").is_visible(), "the offline note shows while connected"
+        picture = explorer.locator("img").first.get_attribute("src")
+        page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.restartKernel()")
+        _wait(
+            page,
+            "() => !!document.querySelector('.jp-OutputArea-output .posenc-explorer.jupyter-widgets-disconnected')",
+            LOAD_TIMEOUT_MS,
+            "the explorer was not marked disconnected after a kernel restart",
+        )
+        assert not explorer.locator(".posenc-explorer-controls").is_visible(), "the controls still show"
+        note = explorer.locator(".posenc-explorer-offline")
+        assert note.is_visible() and "has restarted" in note.inner_text(), note.inner_text()
+        assert explorer.locator("img").first.get_attribute("src") == picture
     finally:
         context.close()
     # The reader worked in the copy; the repository's notebooks are as they were.
@@ -264,3 +284,35 @@ def test_a_chapter_runs_its_explorer_responds_and_a_reload_keeps_it(browser, lab
     # Only a traceback through the book's code fails here, not the server's own shutdown noise (issue 49).
     own = project_tracebacks(lab.log.read_text(), lab.root)
     assert not own, "\n\n".join(own)
+
+
+_EXPLORER_DOM = """
+<div class="jupyter-widgets widget-container widget-box widget-vbox posenc-explorer {state}">
+  <div class="jupyter-widgets widget-container widget-box widget-hbox posenc-explorer-controls">
+    <div class="jupyter-widgets widget-inline-hbox widget-slider"><div class="widget-readout">128</div></div>
+  </div>
+  <div class="jupyter-widgets widget-inline-hbox widget-html posenc-explorer-offline">
+    <div class="widget-html-content">{note}</div>
+  </div>
+  <img alt="d = 64" src="data:image/gif;base64,R0lGODlhAQABAAAAACw=">
+</div>
+"""
+
+
+@pytest.mark.parametrize("connected", [True, False], ids=["connected", "disconnected"])
+def test_the_explorer_style_hides_the_controls_of_a_disconnected_explorer(browser, connected):
+    """The explorer's own style, on the markup ipywidgets 8 gives a box, its rows and an HTML
+    widget: connected, the controls show and the note does not; marked
+    ``jupyter-widgets-disconnected`` (as ipywidgets marks a widget whose kernel restarted), the
+    reverse. Before, nothing changed and a slider's readout could disagree with the picture."""
+    from posenc_helpers.widgets import SinusoidalExplorer
+
+    explorer, _ = SinusoidalExplorer.demo()
+    page = browser.new_page()
+    try:
+        state = "" if connected else "jupyter-widgets-disconnected"
+        page.set_content(_EXPLORER_DOM.format(state=state, note=explorer.offline.value))
+        shown = {name: page.locator(f".posenc-explorer-{name}").is_visible() for name in ("controls", "offline")}
+    finally:
+        page.close()
+    assert shown == {"controls": connected, "offline": not connected}, shown

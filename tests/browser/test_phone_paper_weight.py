@@ -175,3 +175,41 @@ def test_chapter_prints_light_with_code_inside_the_page(new_context, visitor, sc
     assert printed["pres"] > 0 and printed["cut"] == 0, f"{printed['cut']} of {printed['pres']} code blocks cut off"
     assert printed["nav"] == 0, "the navigation is printed"
     assert not visit.problems, visit.problems
+
+
+QUESTION_CHAPTER = "notebooks/11_train_short_test_long.html"
+QUESTION_FIGURES = ("fig-lab-question-content", "fig-lab-question-marker", "fig-lab-question-order")
+
+_FIGURE_SIZE_JS = """
+(id) => {
+  const img = document.querySelector(`#${id} img`);
+  if (!img) return null;
+  return {drawn: img.getBoundingClientRect().width, natural: img.naturalWidth, tall: img.naturalHeight};
+}
+"""
+
+
+def test_chapter_11_question_figures_read_on_a_phone(site_dir, new_context, visitor):
+    """Issue 46, item 7: figure 11.5 put six panels, three to a row, in a phone's 342 px column
+    (each panel about 110 px wide, its text about 3 px high). Now each question task has a
+    figure of its own with one panel per row (taller than wide): at 390 px each is drawn at
+    least 300 CSS px wide, at 0.6 of its size or more (its 10-point text at 8 px or more)."""
+    if not (site_dir / QUESTION_CHAPTER).is_file():
+        pytest.skip(f"{QUESTION_CHAPTER} is not in this build")
+    page, visit = visitor.open(new_context("light"), QUESTION_CHAPTER)
+    sizes = {}
+    try:
+        page.set_viewport_size(PHONE)
+        for name in QUESTION_FIGURES:
+            image = page.locator(f"#{name} img").first
+            image.scroll_into_view_if_needed()
+            page.wait_for_function(f"() => document.querySelector('#{name} img').complete")
+            sizes[name] = page.evaluate(_FIGURE_SIZE_JS, name)
+    finally:
+        page.close()
+    assert not visit.problems, visit.problems
+    for name, size in sizes.items():
+        assert size is not None, f"no figure {name} on {QUESTION_CHAPTER}"
+        assert size["tall"] > size["natural"], f"{name}: not one panel per row ({size})"
+        assert size["drawn"] >= 300, f"{name} drawn {size['drawn']:.0f} CSS px wide on a phone"
+        assert size["drawn"] >= 0.6 * size["natural"], f"{name} shrunk to {size['drawn'] / size['natural']:.2f}"

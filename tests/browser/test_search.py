@@ -110,3 +110,55 @@ def test_the_magnifier_covers_none_of_the_query(light_context, server):
     assert boxes, "no visible search field"
     for icon_right, text_left in boxes:
         assert icon_right <= text_left, f"the magnifier ends at {icon_right:.0f} px, the text starts at {text_left:.0f}"
+
+
+_FIRST_ANCHORED_JS = """
+() => {
+  const link = document.querySelector("#search-results ul.search > li > a");
+  return link && link.getAttribute("href").includes("#") ? link.getAttribute("href") : null;
+}
+"""
+
+_LANDING_JS = """
+() => {
+  const target = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+  if (!target) return null;
+  return {
+    top: target.getBoundingClientRect().top,
+    scrolled: window.scrollY,
+    screen: window.innerHeight,
+    page: document.documentElement.scrollHeight,
+    text: target.textContent.toLowerCase(),
+    heading: (target.querySelector("h1, h2, h3, h4, h5, h6") || {}).textContent || "",
+    pageSection: !target.parentElement.closest("section"),
+  };
+}
+"""
+
+
+def test_a_result_opens_the_section_that_holds_the_query(light_context, server):
+    """Issue 46, item 8: a result opened the top of its page (chapter 09 is tens of thousands
+    of pixels long) with every query word marked all the way down. Now the result's link
+    carries the anchor of the page's section that holds the query (the one whose heading
+    holds most of it on a tie), and following it scrolls that section to the top of the screen.
+    """
+    page = light_context.new_page()
+    try:
+        page.goto(server.url("search.html?q=" + urllib.parse.quote("YaRN attention factor")), wait_until="load")
+        page.wait_for_function(_FIRST_ANCHORED_JS, timeout=15_000)
+        href = page.evaluate(_FIRST_ANCHORED_JS)
+        page.click("#search-results ul.search > li > a")
+        page.wait_for_load_state("load")
+        page.wait_for_timeout(500)  # the theme and the highlighter settle
+        landing = page.evaluate(_LANDING_JS)
+        url = page.url
+    finally:
+        page.close()
+    assert href.startswith("notebooks/09_long_context.html#"), href
+    assert url.endswith(href.split("/")[-1]), (url, href)
+    assert landing is not None, f"no element with the id of {href}"
+    assert not landing["pageSection"], f"{href} is the page's own section, its top"
+    assert all(word in landing["text"] for word in ("yarn", "attention", "factor")), landing["heading"]
+    assert "yarn" in landing["heading"].lower(), landing["heading"]
+    assert landing["page"] > 3 * landing["screen"] and landing["scrolled"] > landing["screen"], landing
+    assert -5 <= landing["top"] <= landing["screen"] / 3, f"the section starts {landing['top']:.0f} px down the screen"

@@ -129,3 +129,120 @@ def test_jumps_of_the_recorded_curves_typed_to_three_decimals():
     with pytest.raises(CheckFailed, match=r"is not yet the worst rise") as info:
         check_length_jumps({**worst, method: round(worst[method] + 0.004, 3)}, curves)  # four units off
     assert "close" not in str(info.value)
+
+
+# The question figures (issue 46, item 7): one panel per row, labels that never overlap.
+LENGTHS = np.array([64, 128, 256, 512, 1024])
+# Three dashed lines 0.02 apart, as the marker task's guessing (1/32), bag of tokens and order
+# only lie far back in the record (0.03, about 0.05 and 0.07): at 2.5 inches per panel of a
+# y range of 1.08, 0.02 is under 5 points, and the labels are 8 points high.
+CLOSE_LINES = {"guessing": 1 / 32, "bag of tokens": 1 / 32 + 0.02, "order only": 1 / 32 + 0.04}
+
+
+def _question_figure(references):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from posenc_helpers.plotting import plot_interval_panels
+
+    falling = np.array([1.0, 0.9, 0.5, 0.1, 0.03])
+    panel = {
+        "means": {"nope": falling, "alibi": np.ones(5), "rope": falling[::-1]},
+        "halves": {"nope": np.full(5, 0.1), "alibi": np.zeros(5), "rope": np.full(5, 0.05)},
+        "references": references,
+    }
+    panels = [dict(panel, title="after the marker: far back"), dict(panel, title="after the marker: near")]
+    return plot_interval_panels(panels, LENGTHS, train_len=64, ylim=(-0.03, 1.05))
+
+
+def _text_boxes(fig):
+    """Every text the figure draws (titles, axis and tick labels, line labels, legend entries)
+    with its box in display pixels, from the renderer."""
+    renderer = fig.canvas.get_renderer()
+    fig.draw_without_rendering()
+    texts = []
+    for ax in fig.axes:
+        texts += [ax.title, ax.xaxis.label, ax.yaxis.label, *ax.texts]
+        for axis in (ax.xaxis, ax.yaxis):  # the tick labels drawn: those within the axis' limits
+            low, high = sorted(axis.get_view_interval())
+            texts += [tick.label1 for tick in axis.get_major_ticks() if low <= tick.get_loc() <= high]
+    for legend in fig.legends:
+        texts += legend.get_texts()
+    return [(t.get_text(), t.get_window_extent(renderer)) for t in texts if t.get_visible() and t.get_text().strip()]
+
+
+def _overlap(a, b) -> float:
+    """The area two boxes share (display pixels squared)."""
+    return max(0.0, min(a.x1, b.x1) - max(a.x0, b.x0)) * max(0.0, min(a.y1, b.y1) - max(a.y0, b.y0))
+
+
+def test_question_figure_labels_never_overlap():
+    import matplotlib.pyplot as plt
+
+    fig = _question_figure(CLOSE_LINES)
+    try:
+        boxes = _text_boxes(fig)
+        names = [name for name, _ in boxes]
+        for label in CLOSE_LINES:  # each line labelled in both panels
+            assert names.count(label) == 2, (label, names)
+        clashes = [
+            (a, b) for i, (a, box_a) in enumerate(boxes) for b, box_b in boxes[i + 1 :] if _overlap(box_a, box_b) > 0
+        ]
+        assert not clashes, f"overlapping texts: {clashes}"
+        # the legend sits below the panels and covers none of them
+        legend = fig.legends[0].get_window_extent()
+        assert all(_overlap(legend, ax.get_window_extent()) == 0 for ax in fig.axes)
+        # each label stays within one text line of its own dashed line (placed from the data)
+        ax = fig.axes[0]
+        for text in ax.texts:
+            y_line = ax.transData.transform((0, CLOSE_LINES[text.get_text()]))[1]
+            box = text.get_window_extent()
+            assert abs((box.y0 + box.y1) / 2 - y_line) <= 2 * box.height, text.get_text()
+    finally:
+        plt.close(fig)
+
+
+def test_question_figure_is_one_panel_per_row_at_phone_width():
+    """A phone (390 CSS px) shows a figure in a column of about 342 px: with one panel per row, each
+    panel's axes span most of the figure's width, and at that scale the tick labels (10 pt, 100 dpi
+    in the book's style) stay above 8 px high."""
+    import matplotlib.pyplot as plt
+
+    from posenc_helpers.plotting import use_book_style
+
+    use_book_style()
+    fig = _question_figure({"guessing": 1 / 32})
+    try:
+        fig.draw_without_rendering()
+        width = fig.get_size_inches()[0] * fig.dpi
+        columns = {round(ax.get_position().x0, 3) for ax in fig.axes}
+        assert len(columns) == 1 and len(fig.axes) == 2
+        assert all(ax.get_window_extent().width >= 0.6 * width for ax in fig.axes)
+        tick = fig.axes[-1].get_xticklabels()[0].get_window_extent()
+        assert tick.height * 342 / width >= 8, (tick.height, width)
+    finally:
+        plt.close(fig)
+
+
+def test_labels_are_spread_by_hand():
+    from posenc_helpers.plotting import spread_apart
+
+    # 0 and 1 with a gap of 3: a run of two centred on 0.5, at -1 and 2; 10 stays.
+    np.testing.assert_allclose(spread_apart([1.0, 10.0, 0.0], 3.0), [2.0, 10.0, -1.0])
+    # three at 0, 0, 0 with gap 1: -1, 0, 1 in their order; a fourth at 1.2 joins them, the run
+    # of four centred on (0 + 0 + 0 + 1.2) / 4 = 0.3: -1.2, -0.2, 0.8, 1.8
+    np.testing.assert_allclose(spread_apart([0.0, 0.0, 0.0], 1.0), [-1.0, 0.0, 1.0])
+    np.testing.assert_allclose(spread_apart([0.0, 0.0, 0.0, 1.2], 1.0), [-1.2, -0.2, 0.8, 1.8])
+    with pytest.raises(ValueError, match="gap"):
+        spread_apart([0.0], -1.0)
+    with pytest.raises(ValueError, match="positions"):
+        spread_apart([0.0, float("nan")], 1.0)
+
+
+def test_question_panels_reject_bad_input():
+    from posenc_helpers.plotting import plot_interval_panels
+
+    with pytest.raises(ValueError, match="panels"):
+        plot_interval_panels([], LENGTHS)
+    with pytest.raises(TypeError, match=r"panels\[0\]"):
+        plot_interval_panels([{"means": {}}], LENGTHS)

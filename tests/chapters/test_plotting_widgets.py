@@ -117,3 +117,31 @@ def test_blitted_frames_differ_from_full_redraws_only_under_moving_artists(cls):
         stale = (np.abs(blitted - full).max(axis=2) > 0) & ~moving
         assert not stale.any(), f"{cls.__name__} {change}: {int(stale.sum())} pixels outside the moving artists differ"
     plt.close("all")
+
+
+@pytest.mark.parametrize("cls", _explorer_classes(), ids=lambda c: c.__name__)
+def test_every_explorer_switches_its_controls_off_without_its_kernel(cls):
+    """Issue 46, item 8: after a kernel restart a slider read 128 beside a picture of d = 64.
+    ipywidgets' front end marks a widget whose kernel is gone ``jupyter-widgets-disconnected``;
+    the explorer's style hides its controls then and shows a note saying why (tested in a
+    browser by tests/browser/test_jupyterlab.py). Here: the classes the style needs are on
+    the widgets it names, every control is inside the row it hides, and the note is there."""
+    import ipywidgets
+
+    from posenc_helpers.widgets._explorer import OFFLINE_NOTE
+
+    explorer, _ = cls.demo()
+    box = explorer.widget
+    assert "posenc-explorer" in box._dom_classes
+    rows = [child for child in box.children if "posenc-explorer-controls" in child._dom_classes]
+    notes = [child for child in box.children if "posenc-explorer-offline" in child._dom_classes]
+    assert len(rows) == 1 and len(notes) == 1
+    inside = set(rows[0].children)
+    assert all(control in inside for control in explorer.controls.values()), "a control outside the hidden row"
+    assert explorer.image in box.children and explorer.status in box.children  # what stays
+    assert isinstance(notes[0], ipywidgets.HTML) and OFFLINE_NOTE in notes[0].value
+    style = notes[0].value
+    assert ".posenc-explorer.jupyter-widgets-disconnected > .posenc-explorer-controls { display: none; }" in style
+    assert ".posenc-explorer.jupyter-widgets-disconnected > .posenc-explorer-offline { display: block; }" in style
+    assert ".posenc-explorer .posenc-explorer-offline { display: none; }" in style
+    plt.close("all")

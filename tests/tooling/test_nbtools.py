@@ -81,8 +81,9 @@ def test_the_restart_note_sits_just_before_the_explorer_once():
     assert note.cell_type == "markdown" and nb.cells[4] is explorer
     text = note.source.replace("*", "")
     assert "Error displaying widget: model not found" in text  # after a reload or reopening
-    # after a kernel restart the view stays and its controls move, but nothing redraws (issue 38, item 5)
-    assert "kernel restarts" in text and "nothing redraws" in text
+    # after a kernel restart the view stays, but nothing redraws (issue 38, item 5); in JupyterLab its
+    # controls are switched off, with a note (issue 46, item 8: posenc_helpers/widgets/_explorer.py)
+    assert "kernel restarts" in text and "nothing redraws" in text and "switch its controls off" in text
     assert note.metadata["tags"] == ["remove-cell"]  # the website shows a static companion instead
     assert note.id == "explorer-restart-note"
     assert not nbtools.sync_restart_note(nb), "a second pass changes nothing"

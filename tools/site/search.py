@@ -14,6 +14,11 @@ Sphinx's own extension points, nothing patched:
   Sphinx scores a page by its best word alone, so "YaRN attention factor" ranked four
   pages alike (each has one of the words in a heading) and listed chapter 11 first,
   chapter 09, whose headings hold all three, fourth.
+  The same file wraps ``Search.makeSearchSummary`` (Sphinx calls it with each result's
+  page, fetched, and the query's stemmed words): a result whose link has no anchor gets
+  that of the page's section holding the most query words (its heading breaking ties),
+  and its summary comes from that section, so the result opens there and not at the top
+  of a chapter tens of thousands of pixels long (issue 46, item 8).
 - :func:`mark_whole_terms` (a site step): Sphinx's highlighter (``sphinx_highlight.js``,
   used on the results page and on the page a result opens, ``?highlight=``) marks every
   *substring* of the page equal to a query term: "rope" inside "properties", "European"
