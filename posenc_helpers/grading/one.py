@@ -40,9 +40,11 @@ read), ``failed`` (nbgrader could not grade it; its log's tail is in the message
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -115,6 +117,19 @@ def _messages(cells: list[dict[str, Any]]) -> dict[str, list[str]]:
     return found
 
 
+def _maxima(pristine: Path, assignment: str, notebook: str) -> dict[str, float]:
+    """Each grade cell's maximum, read from the course's gradebook ``pristine`` without writing to
+    it (nbgrader's ``Gradebook`` would add a course row on opening; SQLite's read-only mode on a
+    read-only volume too)."""
+    query = (
+        "SELECT base_cell.name, grade_cells.max_score FROM grade_cells "
+        "JOIN base_cell ON base_cell.id = grade_cells.id JOIN notebook ON notebook.id = base_cell.notebook_id "
+        "JOIN assignment ON assignment.id = notebook.assignment_id WHERE notebook.name = ? AND assignment.name = ?"
+    )
+    with contextlib.closing(sqlite3.connect(f"file:{pristine}?mode=ro&immutable=1", uri=True)) as db:
+        return {name: float(points) for name, points in db.execute(query, (notebook, assignment))}
+
+
 def _scores(
     course: Path, pristine: Path, assignment: str, notebook: str, student: str
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -125,9 +140,7 @@ def _scores(
     been planted by the student's code while it ran (a container that is the sandbox)."""
     from nbgrader.api import Gradebook  # type: ignore[import-untyped]
 
-    with Gradebook(f"sqlite:///{pristine}") as gradebook:
-        cells = gradebook.find_notebook(notebook, assignment).grade_cells
-        maxima = {cell.name: float(cell.max_score) for cell in cells}
+    maxima = _maxima(pristine, assignment, notebook)
     grades, comments = [], []
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         submitted = gradebook.find_submission_notebook(notebook, assignment, student)

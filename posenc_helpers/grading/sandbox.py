@@ -102,13 +102,18 @@ def available() -> str | None:
     if bwrap is None:
         answer: str | None = "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
     else:
-        probe = subprocess.run(
-            [bwrap, *_namespaces(), *system_binds(), "--proc", "/proc", "--dev", "/dev", "--", "/usr/bin/true"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-        answer = None if probe.returncode == 0 else f"bwrap cannot make a sandbox here: {probe.stderr.strip()[-300:]}"
+        try:
+            probe = subprocess.run(
+                [bwrap, *_namespaces(), *system_binds(), "--proc", "/proc", "--dev", "/dev", "--", "/usr/bin/true"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
+        except OSError as error:  # present but not executable (a container may ship it so)
+            answer = f"bwrap cannot be run here: {error}"
+        else:
+            why = probe.stderr.strip()[-300:] or f"it exited with status {probe.returncode}"
+            answer = None if probe.returncode == 0 else f"bwrap cannot make a sandbox here: {why}"
     _PROBE["answer"] = answer
     return answer
 
