@@ -17,14 +17,14 @@ assignment are those the index lists for ``JOB_COMPLETION_INDEX``
 The submission is graded by the same code path as ``make grade``: a private copy of the
 course in a scratch folder (``--scratch``, else a temporary folder) gets the notebook as
 ``submitted/ID/chNN/``, and ``nbgrader autograde chNN --student=ID`` runs there with the
-course's own preprocessors (:mod:`posenc_helpers.grading.nbgrader`), whose verdict
+course's own preprocessors (``posenc_helpers.grading.nbgrader``), whose verdict
 (:mod:`posenc_helpers.grading.verdict`) sets the points. Then ``--out`` receives:
 
 * the autograded notebook, under its own name;
 * ``result.json`` (:data:`SCHEMA_VERSION`; never a pickle): every grade cell's score and
   maximum, the comments nbgrader records, the total, the maximum, the status, the
   isolation used and why, and the messages (each "NoPoints" or "Tampering suspected" line);
-  :mod:`tools.course.merge` reads it back into the course's gradebook.
+  ``tools.course.merge`` reads it back into the course's gradebook.
 
 Isolation (:func:`posenc_helpers.grading.container.choose_isolation`): bubblewrap where it
 can make namespaces; else the container itself, only where it is confined (non-root, a

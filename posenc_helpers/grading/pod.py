@@ -1,6 +1,6 @@
 """The steps of one pod of the course's Kubernetes Job: stage, grade, publish.
 
-``make k8s-job`` (:mod:`tools.course.k8s`) renders an Indexed Job whose pod ``i`` grades
+``make k8s-job`` (``tools.course.k8s``) renders an Indexed Job whose pod ``i`` grades
 submission ``i``. Its three steps, each a container running this package's commands::
 
     python -m posenc_helpers.grading stage --data /data --to /inputs        # trusted

@@ -7,7 +7,7 @@ weights, the position hooks, the method, sizes, data settings and seed, the code
 the lab's training path read by meaning (corpus, model, tasks, training, the optimiser,
 this module and the numerics they import; docstrings and comments do not count:
 :mod:`posenc_helpers.lab.fingerprint`), the versions of Python, numpy, JAX, jaxlib
-and optax, and the device and precision in force (:func:`device_settings`: JAX's
+and optax, and the device and precision in force (:func:`~posenc_helpers.lab.cache.device_settings`: JAX's
 backend, the first device's kind, the processor, 64-bit mode and the default
 matrix-product precision), so that a run trained on a GPU is never read back for the CPU, or the
 reverse. A run whose key is already there
@@ -18,7 +18,7 @@ Each stored run is two files: ``<key>.pickle`` and ``<key>.sha256``, the SHA-256
 pickle's bytes (written first; a run read back is checked against it). With
 ``POSENC_LAB_STORED_ONLY=1`` as well, a run the store lacks is an error instead of a
 training run: the evaluation of runs trained elsewhere (``make record-lab STORE=...``,
-after ``make record-lab SHARD=i/N`` and ``make merge-lab-stores``: :mod:`.shards`).
+after ``make record-lab SHARD=i/N`` and ``make merge-lab-stores``: :mod:`posenc_helpers.lab.shards`).
 
 ``make test`` sets it to one folder for every run of chapter 11 (the notebook
 tests under two CPU profiles, the student copy, the course), so each live model is
