@@ -415,14 +415,17 @@ lock:
 # (tests/tooling/test_project.py), then the wheel and sdist of posenc_helpers go into _build/dist
 # (python -m build: the sdist, and the wheel built from it), twine checks their metadata and that
 # README.md renders, and tools/release.py checks that both hold the licence files and the data
-# files, then prints the steps that stay manual (tag, push, publish).
+# files. Then the book's editions the release attaches (make release-editions, below: the EPUB,
+# the PDFs, the offline site; NO_PDF=1 leaves the PDFs out) into _build/editions; last, the
+# steps that stay manual (tag, push, publish). Set repository.url first (CONTRIBUTING.md).
 DIST := _build/dist
-## the package's wheel and sdist into _build/dist, checked; prints the manual steps
+## [NO_PDF=1]  the package's wheel and sdist (_build/dist) and the book's editions (_build/editions), checked; prints the manual steps
 release: $(STAMP)
 	$(PY) -m pytest -q -p no:nbval tests/tooling/test_project.py
 	rm -rf $(DIST)
 	$(PY) -m build --outdir $(DIST) .
 	$(PY) -m twine check --strict $(DIST)/*
+	$(MAKE) --no-print-directory release-editions
 	$(PY) -m tools.release check $(DIST)
 
 # The editions a release attaches (tools/release_editions.py), into _build/editions: the EPUB,
