@@ -9,12 +9,21 @@
 in the sandbox (the grader's reference run, which a real course also does once per
 assignment, not per student: not counted), then grades each chapter's honest submission
 (the release with the source's model answers, :func:`benchmarks.grading.honest_submission`)
-once through the entry point ``python -m posenc_helpers.grading one``, wrapped in
-``/usr/bin/time -v`` under ``nice -n 19``. It keeps, per chapter: the CPU seconds (user +
-system of the entry point and every process it waited for: nbgrader, the sandbox, the
-kernel, the verdict), the peak resident memory (the largest single process among them,
-as ``getrusage`` reports it), the wall time, the points earned, and the machine's load
+once through the entry point ``python -m posenc_helpers.grading one`` under ``nice -n 19``,
+in a control group of its own (:class:`MeasurementGroup`). It keeps, per chapter: the CPU
+seconds of every process of that group and of the sandbox's groups below it (nbgrader, the
+sandbox, the student's kernel, the verdict: ``cpuacct.usage``), the most memory the group
+held at once, page cache included, as a pod's memory limit counts it
+(``memory.max_usage_in_bytes``), the wall time, the points earned, and the machine's load
 average before and after, into ``benchmarks/grading_cost.json``.
+
+Why a control group: ``/usr/bin/time -v`` (the first measurement) counts only processes
+whose parents waited for them, and the sandbox's first process ends its namespace without
+waiting for the kernel: it read 9.5 to 12.0 CPU-s for every chapter, chapter 11 included,
+whose notebook trains for minutes. The group is made on cgroup v1's ``cpuacct`` and
+``memory`` hierarchies (as root); on cgroup v2 the sandbox's own groups would have to be
+made below a leaf, which :mod:`posenc_helpers.grading.cgroups` does not do yet, so
+``measure`` says so and stops.
 
 ``table`` derives the wall times of a class from those measurements alone and writes the
 table between the ``grading-cost`` markers of ``benchmarks/README.md`` and of
@@ -28,7 +37,6 @@ import argparse
 import json
 import math
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -51,22 +59,93 @@ ASSUMPTIONS = {
 }
 
 
-def _time_v(text: str) -> dict[str, float]:
-    """The fields of ``/usr/bin/time -v`` that the table reads."""
+#: How :func:`measure` reads a submission's cost; :func:`table` refuses any other record.
+METHOD = "cgroup v1: cpuacct.usage, memory.max_usage_in_bytes"
 
-    def field(name: str) -> str:
-        match = re.search(rf"^\s*{re.escape(name)}: (.+)$", text, re.M)
-        if match is None:
-            raise ValueError(f"/usr/bin/time -v printed no {name!r}")
-        return match.group(1).strip()
 
-    clock = [float(part) for part in field("Elapsed (wall clock) time (h:mm:ss or m:ss)").split(":")]
-    wall = sum(value * 60**power for power, value in enumerate(reversed(clock)))
-    return {
-        "cpu_s": float(field("User time (seconds)")) + float(field("System time (seconds)")),
-        "peak_mib": int(field("Maximum resident set size (kbytes)")) / 1024,
-        "wall_s": wall,
-    }
+def v1_folders(mountinfo: str, own: str, controllers: tuple[str, ...] = ("cpuacct", "memory")) -> dict[str, Path]:
+    """This process's group folder in each cgroup v1 hierarchy of ``controllers``.
+
+    ``mountinfo`` is the text of ``/proc/self/mountinfo``, ``own`` that of
+    ``/proc/self/cgroup``. A controller without a v1 hierarchy is left out.
+
+    Examples
+    --------
+    >>> mounts = "35 25 0:30 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct"
+    >>> v1_folders(mounts, "4:cpu,cpuacct:/job\\n0::/")
+    {'cpuacct': PosixPath('/sys/fs/cgroup/cpu,cpuacct/job')}
+    """
+    paths = {}
+    for line in own.splitlines():
+        _, names, path = line.split(":", 2)
+        for name in names.split(","):
+            paths[name] = path
+    found = {}
+    for line in mountinfo.splitlines():
+        head, _, tail = line.partition(" - ")
+        fields, rest = head.split(), tail.split()
+        if len(fields) < 5 or len(rest) < 3 or rest[0] != "cgroup":
+            continue
+        root, point, options = fields[3], fields[4], set(rest[2].split(","))
+        for controller in controllers:
+            if controller in options and controller in paths and controller not in found:
+                inside = os.path.relpath(paths[controller], root)
+                found[controller] = Path(point) / ("" if inside == "." else inside)
+    return {name: found[name] for name in controllers if name in found}
+
+
+class MeasurementGroup:
+    """A control group on the ``cpuacct`` and ``memory`` hierarchies for one measured run.
+
+    The command joins it before it starts (:meth:`join`, as ``preexec_fn``); every process
+    it starts stays in it, and the groups the sandbox makes for itself are made below it
+    (:mod:`posenc_helpers.grading.cgroups` makes them under the grader's own group), so
+    :meth:`cpu_seconds` and :meth:`peak_mib` count them all.
+    """
+
+    def __init__(self, folders: dict[str, Path]) -> None:
+        if set(folders) != {"cpuacct", "memory"}:
+            raise ValueError(f"folders must name the cpuacct and memory groups; got {sorted(folders)}")
+        self.folders = folders
+
+    @classmethod
+    def make(cls, name: str) -> MeasurementGroup:
+        """A new group ``name`` below this process's own, in both hierarchies (root only)."""
+        found = v1_folders(Path("/proc/self/mountinfo").read_text(), Path("/proc/self/cgroup").read_text())
+        if set(found) != {"cpuacct", "memory"}:
+            raise RuntimeError(
+                "the cost is measured on cgroup v1's cpuacct and memory hierarchies, which this machine "
+                f"does not mount (found: {sorted(found) or 'none'}); see the module docstring"
+            )
+        folders = {controller: folder / name for controller, folder in found.items()}
+        for folder in folders.values():
+            folder.mkdir()
+        return cls(folders)
+
+    def join(self) -> None:
+        """Move the calling process into the group (for ``subprocess``'s ``preexec_fn``)."""
+        for folder in self.folders.values():
+            (folder / "cgroup.procs").write_text(str(os.getpid()))
+
+    def cpu_seconds(self) -> float:
+        """CPU time of every process that was in the group or below it, in seconds."""
+        return int((self.folders["cpuacct"] / "cpuacct.usage").read_text()) / 1e9
+
+    def peak_mib(self) -> float:
+        """The most memory the group (and the groups below it) held at once, in MiB."""
+        return int((self.folders["memory"] / "memory.max_usage_in_bytes").read_text()) / 2**20
+
+    def remove(self) -> None:
+        """Remove the group's folders (its processes have ended)."""
+        for folder in self.folders.values():
+            for _ in range(100):  # a process leaves its group a moment after it ends
+                try:
+                    folder.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.05)
 
 
 def measure(chapters: list[str] | None, course: Path | None) -> dict[str, Any]:
@@ -82,7 +161,13 @@ def measure(chapters: list[str] | None, course: Path | None) -> dict[str, Any]:
         print(f"writing the course of {len(paths)} chapters into {course}", flush=True)
         write_course(course, paths)
     rows: dict[str, Any] = {}
-    measured = {"date": time.strftime("%Y-%m-%d"), "cores": os.cpu_count(), "nice": 19, "chapters": rows}
+    measured = {
+        "date": time.strftime("%Y-%m-%d"),
+        "cores": os.cpu_count(),
+        "nice": 19,
+        "method": METHOD,
+        "chapters": rows,
+    }
     for number, path in enumerate(paths, 1):
         name = f"ch{path.name[:2]}"
         started = time.perf_counter()
@@ -95,17 +180,28 @@ def measure(chapters: list[str] | None, course: Path | None) -> dict[str, Any]:
         submission.write_text(json.dumps(honest_submission(source, json.loads(release.read_text()))), encoding="utf-8")
         load_before = os.getloadavg()[0]
         out = work / name / "out"
-        ran = subprocess.run(
-            ["nice", "-n", "19", "/usr/bin/time", "-v", sys.executable, "-m", "posenc_helpers.grading", "one",
-             "--release", str(course), "--submission", str(submission), "--out", str(out), "--assignment", name],
-            capture_output=True, text=True, check=False, cwd=ROOT,
-        )  # fmt: skip
+        group = MeasurementGroup.make(f"posenc-cost-{os.getpid()}-{name}")
+        try:
+            started = time.perf_counter()
+            ran = subprocess.run(
+                ["nice", "-n", "19", sys.executable, "-m", "posenc_helpers.grading", "one",
+                 "--release", str(course), "--submission", str(submission), "--out", str(out), "--assignment", name],
+                capture_output=True, text=True, check=False, cwd=ROOT, preexec_fn=group.join,
+            )  # fmt: skip
+            wall_s = time.perf_counter() - started
+            cost = {
+                "cpu_s": round(group.cpu_seconds(), 2),
+                "peak_mib": round(group.peak_mib(), 1),
+                "wall_s": round(wall_s, 2),
+            }
+        finally:
+            group.remove()
         if ran.returncode != 0:
             raise RuntimeError(f"{name}: the entry point failed:\n{ran.stdout[-2000:]}\n{ran.stderr[-3000:]}")
         result = json.loads((out / "result.json").read_text(encoding="utf-8"))
         auto = [row for row in result["cells"] if row["autograded"]]
         rows[name] = {
-            **_time_v(ran.stderr),
+            **cost,
             "earned": sum(row["score"] for row in auto),
             "autograded_max": sum(row["max_score"] for row in auto),
             "isolation": result["isolation"],
@@ -129,7 +225,19 @@ def _duration(seconds: float) -> str:
 
 
 def table(measured: dict[str, Any]) -> str:
-    """The cost table (Markdown) from ``measured`` (:func:`measure`'s) and :data:`ASSUMPTIONS`."""
+    """The cost table (Markdown) from ``measured`` (:func:`measure`'s) and :data:`ASSUMPTIONS`.
+
+    Raises
+    ------
+    ValueError
+        ``measured`` was not taken by :data:`METHOD` (the first record, timed with
+        ``/usr/bin/time -v``, left out the sandboxed kernel).
+    """
+    if measured.get("method") != METHOD:
+        raise ValueError(
+            f"measured was taken by {measured.get('method', '/usr/bin/time -v')!r}, not by {METHOD!r}: "
+            "it leaves the sandboxed kernel out; measure again (python -m benchmarks.grading_cost measure)"
+        )
     rows = measured["chapters"]
     a = ASSUMPTIONS
     lines = [
@@ -171,11 +279,10 @@ def table(measured: dict[str, Any]) -> str:
         f"Measured ({measured['date']}, `python -m benchmarks.grading_cost measure`, {measured['cores']} cores "
         f"shared with other work, `nice -n {measured['nice']}`, the load average beside each wall time): one "
         "honest submission per chapter (the release with the model answers) graded once through "
-        "`python -m posenc_helpers.grading one` in its bubblewrap sandbox, wrapped in `/usr/bin/time -v`; "
-        "CPU-s is user + system time of the entry point and every process it waited for (nbgrader, the sandbox, "
-        "the kernel, the verdict), peak memory the largest single process among them as `getrusage` reports it "
-        "(a lower bound: a process the sandbox reaped itself may not reach it; the kernels' own peaks are "
-        "`make bench`'s chapter section, chapter 11's up to 1.5 GB). The grader's reference "
+        "`python -m posenc_helpers.grading one` in its bubblewrap sandbox, in a control group of its own; "
+        "CPU-s is the CPU time of every process of that group and of the sandbox's groups below it (nbgrader, "
+        "the sandbox, the student's kernel, the verdict: `cpuacct.usage`), peak memory the most they held at "
+        "once, page cache included, as a pod's limit counts it (`memory.max_usage_in_bytes`). The grader's reference "
         "run of each release (once per assignment, not per student) is not counted. Under load the wall times "
         "are longer than the CPU-s; the derived times below use CPU-s. An honest submission earns every "
         "point; one that earned less was stopped before its notebook ended (its runner killed, on a machine "

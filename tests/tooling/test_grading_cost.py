@@ -6,16 +6,11 @@ stated assumptions (2 cores; pods 10 s to start; Gradescope 30 s to start, 50 at
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from benchmarks import grading_cost
-
-TIME_V = """\tCommand being timed: "python -m posenc_helpers.grading one"
-\tUser time (seconds): 7.25
-\tSystem time (seconds): 1.50
-\tElapsed (wall clock) time (h:mm:ss or m:ss): 1:02.50
-\tMaximum resident set size (kbytes): 524288
-"""
 
 
 def _row(cpu, peak=300.0):
@@ -23,13 +18,49 @@ def _row(cpu, peak=300.0):
             "load_before": 1.0, "load_after": 1.0, "isolation": "bwrap", "reference_s": 3.0}  # fmt: skip
 
 
-MEASURED = {"date": "2026-11-29", "cores": 2, "nice": 19, "chapters": {"ch04": _row(10.0), "ch07": _row(30.0)}}
+MEASURED = {
+    "date": "2026-11-29",
+    "cores": 2,
+    "nice": 19,
+    "method": grading_cost.METHOD,
+    "chapters": {"ch04": _row(10.0), "ch07": _row(30.0)},
+}
 
 
-def test_time_v_is_read():
-    assert grading_cost._time_v(TIME_V) == {"cpu_s": 8.75, "peak_mib": 512.0, "wall_s": 62.5}
-    with pytest.raises(ValueError, match="printed no"):
-        grading_cost._time_v("nothing")
+MOUNTINFO = """\
+25 30 0:22 / /sys/fs/cgroup rw - tmpfs tmpfs rw
+27 25 0:24 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu
+28 25 0:25 / /sys/fs/cgroup/cpuacct rw - cgroup cgroup rw,cpuacct
+30 25 0:27 /outer /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory
+"""
+OWN = "4:memory:/outer/job\n2:cpuacct:/\n1:cpu:/\n0::/\n"
+
+
+def test_the_group_folders_are_read_from_the_mounts():
+    # cpuacct at the hierarchy's root; memory's mount starts at /outer, so /outer/job is job below it
+    assert grading_cost.v1_folders(MOUNTINFO, OWN) == {
+        "cpuacct": Path("/sys/fs/cgroup/cpuacct"),
+        "memory": Path("/sys/fs/cgroup/memory/job"),
+    }
+    assert grading_cost.v1_folders("31 25 0:28 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw", "0::/job\n") == {}
+
+
+def test_the_group_reads_cpu_and_memory(tmp_path):
+    (tmp_path / "cpuacct").mkdir()
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "cpuacct" / "cpuacct.usage").write_text("12500000000\n")  # ns
+    (tmp_path / "memory" / "memory.max_usage_in_bytes").write_text(str(3 * 2**29) + "\n")
+    group = grading_cost.MeasurementGroup({"cpuacct": tmp_path / "cpuacct", "memory": tmp_path / "memory"})
+    assert group.cpu_seconds() == 12.5
+    assert group.peak_mib() == 1536.0
+    with pytest.raises(ValueError, match="cpuacct and memory"):
+        grading_cost.MeasurementGroup({"memory": tmp_path})
+
+
+def test_a_record_of_another_method_is_refused():
+    old = {key: value for key, value in MEASURED.items() if key != "method"}
+    with pytest.raises(ValueError, match="sandboxed kernel"):
+        grading_cost.table(old)
 
 
 def test_the_derived_times_follow_from_the_measurements():
