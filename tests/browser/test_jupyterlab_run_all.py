@@ -17,8 +17,8 @@ few enough to attach them all.
 The test starts JupyterLab with those settings and nothing else (``_jupyterlab.py``),
 keeps one core busy with a spinning process, opens the student copies of chapters 13
 and 14, starts Run All the moment each is open, and scrolls through it while it runs,
-reading every Markdown cell at each pass: each must be rendered by jupyterlab-myst with
-its editor hidden, at every sample and once the run has ended.
+reading every Markdown cell at each pass: none may show its source at any sample, and
+once the run has ended each must be drawn by jupyterlab-myst (within :data:`SETTLE_S`).
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ CHAPTERS = [next((REPO / "notebooks").glob(f"{number}_*.ipynb")) for number in (
 RUN_TIMEOUT_MS = 600_000  # a loaded two-core machine: a chapter runs in 30-60 s when quiet
 SAMPLES = 4  # passes through the notebook while Run All runs
 SAMPLE_GAP_MS = 3_000
+SETTLE_S = 120  # after Run All, for every cell to be drawn on a loaded machine
 
 _OPEN_AND_RUN_ALL_JS = """
 async (path) => {
@@ -89,12 +90,19 @@ async () => {
 """
 
 
-def raw_cells(state: list[dict]) -> list[str]:
-    """The Markdown cells of one reading that a student would not see as prose."""
+def raw_cells(state: list[dict], *, settled: bool) -> list[str]:
+    """The Markdown cells of one reading that a student would not see as prose.
+
+    While Run All runs (``settled=False``) a cell showing its MyST source counts: that is
+    what reads as a broken chapter. A cell not drawn yet is blank for as long as
+    jupyterlab-myst takes on a loaded machine (in CI, 22 of chapter 14's cells 13 s into
+    its run), so it counts only once the run has ended and the cells have had
+    :data:`SETTLE_S` to be drawn (``settled=True``).
+    """
     return [
         f"cell {cell['cell']} ({'its source on screen' if cell['source_shown'] else 'not drawn'}): {cell['start']!r}"
         for cell in state
-        if cell["source_shown"] or not cell["drawn"]
+        if cell["source_shown"] or (settled and not cell["drawn"])
     ]
 
 
@@ -144,10 +152,15 @@ def test_chapters_stay_rendered_through_run_all_on_a_busy_machine(browser, tmp_p
                         page.wait_for_timeout(SAMPLE_GAP_MS)
                         found += [
                             f"{time.monotonic() - started:.0f} s into Run All, {line}"
-                            for line in raw_cells(_read_while_scrolling(page))
+                            for line in raw_cells(_read_while_scrolling(page), settled=False)
                         ]
                     page.wait_for_function(_RUN_ENDED_JS, timeout=RUN_TIMEOUT_MS)
-                    found += [f"after Run All, {line}" for line in raw_cells(_read_while_scrolling(page))]
+                    deadline = time.monotonic() + SETTLE_S
+                    while (
+                        after := raw_cells(_read_while_scrolling(page), settled=True)
+                    ) and time.monotonic() < deadline:
+                        page.wait_for_timeout(2_000)
+                    found += [f"{SETTLE_S} s after Run All, {line}" for line in after]
                     if found:
                         report[chapter.stem] = found
                     page.evaluate(_CLOSE_JS)
@@ -168,8 +181,12 @@ def test_raw_cells_names_what_a_student_would_see():
         {"cell": 4, "drawn": False, "source_shown": False, "start": "$$ x $$ (eq-13-rerotate)"},
         {"cell": 6, "drawn": True, "source_shown": True, "start": "## Exercises"},
     ]
-    assert raw_cells(state) == [
+    assert raw_cells(state, settled=True) == [
         "cell 2 (its source on screen): '## 13.5 Re-rotating'",
         "cell 4 (not drawn): '$$ x $$ (eq-13-rerotate)'",
+        "cell 6 (its source on screen): '## Exercises'",
+    ]
+    assert raw_cells(state, settled=False) == [
+        "cell 2 (its source on screen): '## 13.5 Re-rotating'",
         "cell 6 (its source on screen): '## Exercises'",
     ]
