@@ -51,7 +51,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -125,10 +124,21 @@ def _namespaces() -> list[str]:
     return unshare if os.geteuid() == 0 else ["--unshare-user", *unshare]
 
 
+#: The folder of the slots' lock files: one per machine, never under ``TMPDIR``.
+SLOT_LOCKS = Path("/tmp/posenc-sandbox-slots")
+
+
 @contextlib.contextmanager
 def _slot() -> Iterator[int]:
-    """A sandbox slot no other grading process on this machine holds (a lock file per slot)."""
-    folder = Path(tempfile.gettempdir()) / "posenc-sandbox-slots"
+    """A sandbox slot no other grading process on this machine holds (a lock file per slot).
+
+    The locks are in :data:`SLOT_LOCKS`, one folder for the whole machine whatever
+    ``TMPDIR`` says: a slot names its user and its control group (``slot-N``), so two
+    graders that each kept their locks in a ``TMPDIR`` of their own (as a Kubernetes pod's
+    entry point does, played on one machine) both took slot 0, and the first to finish
+    removed the other's group and killed its runner.
+    """
+    folder = SLOT_LOCKS
     folder.mkdir(mode=0o700, exist_ok=True)
     for index in range(SLOTS):
         handle = (folder / f"{index}.lock").open("a")

@@ -551,3 +551,18 @@ def test_the_cgroup_hierarchies_are_read_as_the_kernel_writes_them(tmp_path):
     assert (folder / "cpu.max").read_text() == "150000 100000"
     assert (folder / "pids.max").read_text() == "100"
     assert group.procs_files == [folder / "cgroup.procs"]
+
+
+def test_the_slots_are_the_machine_s_whatever_tmpdir_says(tmp_path, monkeypatch):
+    """A slot names its user and its control group: its lock must be seen by every grader on
+    the machine, also one whose TMPDIR is a scratch folder of its own (a pod's entry point
+    played on one machine took slot 0 beside make grade's, and removed its group)."""
+    import fcntl
+    import tempfile
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    with sandbox._slot() as index:
+        assert list(tmp_path.iterdir()) == []
+        with (sandbox.SLOT_LOCKS / f"{index}.lock").open("a") as other, pytest.raises(BlockingIOError):
+            fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
