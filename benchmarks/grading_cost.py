@@ -44,6 +44,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from posenc_helpers.grading import cgroups
+
 ROOT = Path(__file__).resolve().parents[1]
 MEASURED = ROOT / "benchmarks" / "grading_cost.json"
 TARGETS = (ROOT / "benchmarks" / "README.md", ROOT / "book" / "instructor_guide.md")
@@ -136,16 +138,8 @@ class MeasurementGroup:
         return int((self.folders["memory"] / "memory.max_usage_in_bytes").read_text()) / 2**20
 
     def remove(self) -> None:
-        """Remove the group's folders (its processes have ended)."""
-        for folder in self.folders.values():
-            for _ in range(100):  # a process leaves its group a moment after it ends
-                try:
-                    folder.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    time.sleep(0.05)
+        """Remove the group's folders (the sandbox's own removal, which waits for them to empty)."""
+        cgroups.Group(list(self.folders.values()), 1).remove()
 
 
 def measure(chapters: list[str] | None, course: Path | None) -> dict[str, Any]:
