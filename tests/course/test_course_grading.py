@@ -238,6 +238,23 @@ def _autograded(course: Path, student: str) -> str:
     return (course / "autograded" / student / ASSIGNMENT / CHAPTER.name).read_text()
 
 
+def _what_went_wrong(course: Path, student: str, printed: str = "") -> str:
+    """For a failure's message: make grade's lines about ``student`` and each error output of its
+    autograded notebook (which cell, which exception), so that a CI log says why it scored so."""
+    lines = [line for line in printed.splitlines() if f"  {student}:" in line or f"{student} " in line]
+    path = course / "autograded" / student / ASSIGNMENT / CHAPTER.name
+    if not path.exists():
+        return "\n".join([*lines, f"no autograded notebook for {student}"])
+    for index, cell in enumerate(json.loads(path.read_text())["cells"]):
+        for output in cell.get("outputs", []):
+            text = output.get("text", "") if output.get("output_type") == "stream" else ""
+            if output.get("output_type") == "error" or "limit" in text or "Kernel" in text:
+                what = f"{output.get('ename', '')}: {output.get('evalue', '')}" if "ename" in output else text
+                grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
+                lines.append(f"cell {index} {grade_id}: {what.strip()[:300]}")
+    return "\n".join(lines)
+
+
 # --------------------------------------------------------------------------- the attacks on the grader
 
 
@@ -344,7 +361,8 @@ def test_a_kernel_reads_nothing_of_the_grader_or_the_class(graded):
 def test_autograded_scores(graded, student):
     code, _, printed = graded["class"]
     assert code == 0, printed
-    assert _scores(graded["course"], student) == EXPECTED[student]
+    scores = _scores(graded["course"], student)
+    assert scores == EXPECTED[student], _what_went_wrong(graded["course"], student, printed)
 
 
 def test_honest_forms_are_graded_and_told_what_was_cut(graded):
@@ -363,7 +381,7 @@ def test_the_release_has_no_solution_and_no_hidden_test(graded):
 def test_feedback_names_the_mistake_and_the_shortcut_and_never_the_hidden_tests(graded):
     course = graded["course"]
     mistakes = _feedback(course, "mistakes")
-    assert "sine and cosine are swapped" in mistakes
+    assert "sine and cosine are swapped" in mistakes, _what_went_wrong(course, "mistakes", graded["class"][2])
     shortcut = _feedback(course, "shortcut-and-loop")
     assert "calls `sinusoidal_encoding`, which does it for you" in shortcut
     assert "ran longer than its limit of 10 s" in shortcut
@@ -417,7 +435,7 @@ def test_feedback_shows_each_message_and_never_the_answer(graded):
 
     course = graded["course"]
     text = _feedback(course, "mistakes")
-    assert "sine and cosine are swapped" in text
+    assert "sine and cosine are swapped" in text, _what_went_wrong(course, "mistakes", graded["class"][2])
     assert "ex-04-wavelength: not answered yet" in text
     assert "Correct: the [sines | cosines] table" in text  # the visible check's message on the right answer
     row = sinusoidal_encoding(np.array([7]), 6)[0]
@@ -508,11 +526,12 @@ def test_bombs_beside_an_honest_submission_leave_its_time_alone(graded):
     for student, source in {**BOMBS, "b-honest": None, "b-twin": None}.items():
         if not (course / "submitted" / student).exists():
             _submit(course, student, dict(CORRECT) if source is None else {"ex-04-row-answer": source})
-    usual, beside = [], {}
+    usual, beside, logs = [], {}, []
     for pair in (["b-honest", "b-twin"], ["b-honest", "b-fork-bomb"], ["b-honest", "b-memory-bomb"],
                  ["b-honest", "b-twin"]):  # fmt: skip
         code, _, printed = _grade(course, pair, jobs=2)
         assert code == 0, printed
+        logs.append(printed)
         seconds = _times(printed)["b-honest"]
         if pair[1] == "b-twin":
             usual.append(seconds)
@@ -520,6 +539,6 @@ def test_bombs_beside_an_honest_submission_leave_its_time_alone(graded):
             beside[pair[1]] = seconds
         assert _scores(course, "b-honest") == FULL
     for bomb, seconds in beside.items():
-        assert seconds <= TOLERANCE * max(usual), (bomb, seconds, usual)
+        assert seconds <= TOLERANCE * max(usual), (bomb, seconds, usual, os.getloadavg(), "\n".join(logs))
         assert _scores(course, bomb) == NOTHING
     print(f"honest beside an honest twin: {usual} s; beside the bombs: {beside} s")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import textwrap
 import time
@@ -566,3 +567,28 @@ def test_the_slots_are_the_machine_s_whatever_tmpdir_says(tmp_path, monkeypatch)
         assert list(tmp_path.iterdir()) == []
         with (sandbox.SLOT_LOCKS / f"{index}.lock").open("a") as other, pytest.raises(BlockingIOError):
             fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="control groups need root")
+def test_graders_probing_at_once_each_find_the_control_groups():
+    """Every grader asks once whether it can make control groups, by making one and removing it.
+    Before, that group had one name for the machine: two graders started together (make grade
+    JOBS=2 starts them together) made it, one removed it while the other wrote its limits, and
+    that one graded every sandbox without a budget (CI: a fork bomb beside an honest submission
+    took it from 43 s to 100 s). Now each probes a group of its own: four processes probing 50
+    times each all succeed."""
+    from posenc_helpers.grading import cgroups
+
+    if cgroups.available() is not None:
+        pytest.skip(cgroups.available())
+    code = (
+        "from posenc_helpers.grading import cgroups\n"
+        "failed = 0\n"
+        "for _ in range(50):\n"
+        "    cgroups._PROBE.clear()\n"
+        "    failed += cgroups.available() is not None\n"
+        "print(failed)\n"
+    )
+    probes = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True) for _ in range(4)]
+    failures = [int(probe.communicate(timeout=300)[0]) for probe in probes]
+    assert failures == [0, 0, 0, 0]
