@@ -97,6 +97,20 @@ class Group:
                     return int((folder / name).read_text())
         return None
 
+    def throttled_seconds(self) -> float:
+        """How long the group's CPU quota held it back, in seconds (``cpu.stat``: v1's
+        ``throttled_time`` in nanoseconds, v2's ``throttled_usec``): above zero only when its
+        processes together wanted more than their cores."""
+        for folder in self.folders:
+            with contextlib.suppress(OSError):
+                for line in (folder / "cpu.stat").read_text().splitlines():
+                    key, _, value = line.partition(" ")
+                    if key == "throttled_time":
+                        return int(value) / 1e9
+                    if key == "throttled_usec":
+                        return int(value) / 1e6
+        return 0.0
+
     def oom_kills(self) -> int:
         """How many processes of the group the out-of-memory killer ended."""
         for folder in self.folders:

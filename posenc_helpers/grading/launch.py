@@ -110,6 +110,7 @@ class SandboxRun:
     budget: str = "none"  # "cgroup v1", "cgroup v2" or "none": what bounded the whole sandbox
     peak_memory: int | None = None  # the most memory the sandbox's group held, in bytes
     oom_kills: int = 0  # processes the out-of-memory killer ended in the sandbox's group
+    throttled_seconds: float = 0.0  # how long the group's CPU quota held the sandbox back
 
 
 def _limited(command: list[str], limits: Limits) -> list[str]:
@@ -215,6 +216,7 @@ def run_process(
         timed_out = True
     finally:
         peak, kills = (group.peak_memory(), group.oom_kills()) if group is not None else (None, 0)
+        throttled = group.throttled_seconds() if group is not None else 0.0
         if group is not None:
             group.kill()
         kill_tree(process, uid if isolation == "user" else None)
@@ -239,6 +241,7 @@ def run_process(
         budget="none" if group is None else f"cgroup v{group.version}",
         peak_memory=peak,
         oom_kills=kills,
+        throttled_seconds=throttled,
     )
 
 

@@ -41,7 +41,7 @@ from .verdict import TAMPERING, exercise_cells, grade, source_digest
 
 __all__ = [
     "BeforeExecution", "SandboxedExecute", "GradeFromRecords", "ForgetUnknownCells", "UNSAFE_VARIABLE",
-    "TAMPERING_LINE",
+    "TAMPERING_LINE", "SANDBOX_METADATA",
 ]  # fmt: skip
 
 _KEY = "posenc_grading"
@@ -149,6 +149,13 @@ def _isolation() -> str:
     return chosen.kind
 
 
+#: The autograded notebook's metadata key under which :class:`SandboxedExecute` says how its
+#: sandbox ran: ``budget`` ("cgroup v1", "cgroup v2" or "none"), ``peak_memory_bytes``,
+#: ``oom_kills``, ``throttled_seconds`` (how long its CPU quota held it back), ``seconds``
+#: and ``problem`` (why the notebook did not finish, or None).
+SANDBOX_METADATA = "posenc_grading_sandbox"
+
+
 class SandboxedExecute(NbGraderPreprocessor):
     """Runs the submission in the sandbox, each cell with its limit; only outputs come back."""
 
@@ -198,7 +205,16 @@ class SandboxedExecute(NbGraderPreprocessor):
                     cell.outputs = [from_dict(note)]
         if executed.problem is not None:
             self.log.warning("%s: %s", info.get("student"), executed.problem)
-        before["seconds"] = executed.run.seconds
+        run = executed.run
+        nb.metadata[SANDBOX_METADATA] = {  # for make grade's report; feedback does not show metadata
+            "budget": run.budget,
+            "peak_memory_bytes": run.peak_memory,
+            "oom_kills": run.oom_kills,
+            "throttled_seconds": round(run.throttled_seconds, 1),
+            "seconds": round(run.seconds, 1),
+            "problem": executed.problem,
+        }
+        before["seconds"] = run.seconds
         return nb, resources
 
 

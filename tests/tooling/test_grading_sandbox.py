@@ -495,6 +495,43 @@ def test_a_fork_bomb_meets_the_sandbox_s_process_budget():
     assert not [p for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline(p).startswith("sleep 6")]
 
 
+@needs_group
+def test_busy_processes_meet_the_sandbox_s_cpu_quota_and_one_process_is_never_held_back():
+    """Four processes spinning for 3 s in a sandbox of half a core: together they got no more
+    CPU time than half a core's worth of the run (they wanted four cores' worth), and the
+    quota says it held them back; one process in a sandbox of a core is never held back.
+    This is what keeps a fork bomb's processes from its neighbour's core, whatever else the
+    machine runs (a timing beside it measures the machine's other work too)."""
+    code = """
+        import resource, subprocess, sys, time
+        spin = "import time\\nend = time.time() + 3\\nwhile time.time() < end: pass"
+        start = time.time()
+        children = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(4)]
+        codes = [child.wait() for child in children]
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
+        send({"codes": codes, "cpu": used.ru_utime + used.ru_stime, "wall": time.time() - start})
+        """
+    seen, busy = _run(code, limits=sandbox.Limits(cpus=0.5, wall_seconds=120))
+    assert seen is not None and seen["codes"] == [0, 0, 0, 0], busy.log
+    assert seen["cpu"] <= 0.5 * seen["wall"] + 0.3, seen  # 4 spinners, half a core between them
+    assert busy.throttled_seconds > 0, busy
+    _, idle = _run("import time\ntime.sleep(1)\nsend({})", limits=sandbox.Limits(cpus=1.0, wall_seconds=120))
+    assert idle.throttled_seconds == 0.0 and busy.budget.startswith("cgroup v") and idle.budget == busy.budget
+
+
+def test_the_cpu_quota_s_hold_is_read_from_either_version(tmp_path):
+    """cpu.stat as the kernel writes it: v1's throttled_time in ns, v2's throttled_usec."""
+    from posenc_helpers.grading import cgroups
+
+    (tmp_path / "v1").mkdir()
+    (tmp_path / "v1" / "cpu.stat").write_text("nr_periods 92\nnr_throttled 2\nthrottled_time 3736958000\n")
+    (tmp_path / "v2").mkdir()
+    (tmp_path / "v2" / "cpu.stat").write_text("usage_usec 10\nnr_throttled 2\nthrottled_usec 1500000\n")
+    assert cgroups.Group([tmp_path / "v1"], 1).throttled_seconds() == pytest.approx(3.736958)
+    assert cgroups.Group([tmp_path / "v2"], 2).throttled_seconds() == 1.5
+    assert cgroups.Group([tmp_path / "none"], 2).throttled_seconds() == 0.0
+
+
 @pytest.mark.slow
 @needs_group
 def test_a_memory_bomb_meets_the_sandbox_s_memory_budget():

@@ -423,3 +423,28 @@ def test_the_hidden_tests_the_course_writes_are_the_ones_the_verdict_and_the_run
     assert spec.literals == {"dimension": 301, "d_model": 512} and spec.answer_args == ["0"]
     assert "from posenc_helpers.grading import record as _record" in source
     assert execute._HIDDEN_TEST in source and execute._HIDDEN_TEST == "_record.record("
+
+
+def test_make_grade_names_a_sandbox_that_did_not_finish_or_had_no_budget(tmp_path, monkeypatch):
+    """make grade printed only each submission's time: a notebook whose runner was killed scored 0
+    with no line saying why (CI: 'mistakes' lost its layout points and its feedback). Now the
+    autograded notebook's note from SandboxedExecute is read back and printed."""
+    from posenc_helpers.grading import cgroups
+    from posenc_helpers.grading.nbgrader import SANDBOX_METADATA
+    from tools.course import grade
+
+    folder = tmp_path / "autograded" / "ann" / "ch04"
+    folder.mkdir(parents=True)
+    note = {"budget": "none", "peak_memory_bytes": None, "oom_kills": 0, "seconds": 3.0,
+            "problem": "the notebook did not finish (the grader's runner ended with status -9)"}  # fmt: skip
+    (folder / "04_x.ipynb").write_text(json.dumps({"cells": [], "metadata": {SANDBOX_METADATA: note}}))
+    monkeypatch.setattr(cgroups, "available", lambda: None)
+    assert grade.sandbox_notes(tmp_path, "ch04", "ann") == [
+        "04_x: the notebook did not finish (the grader's runner ended with status -9)",
+        "04_x: its sandbox ran without a control group (no budget for the whole sandbox)",
+    ]
+    monkeypatch.setattr(cgroups, "available", lambda: "no cgroups here")
+    note.update(budget="none", problem=None)
+    (folder / "04_x.ipynb").write_text(json.dumps({"cells": [], "metadata": {SANDBOX_METADATA: note}}))
+    assert grade.sandbox_notes(tmp_path, "ch04", "ann") == []
+    assert grade.sandbox_notes(tmp_path, "ch04", "bob") == []

@@ -112,6 +112,23 @@ def flags(course: Path, assignment: str, student: str) -> list[str]:
     return found
 
 
+def sandbox_notes(course: Path, assignment: str, student: str) -> list[str]:
+    """What went wrong with a student's sandboxes, from the autograded notebooks' metadata
+    (:data:`~posenc_helpers.grading.nbgrader.SANDBOX_METADATA`): a notebook that did not finish,
+    and one whose sandbox had no control group on a machine that offers them."""
+    from posenc_helpers.grading import cgroups
+    from posenc_helpers.grading.nbgrader import SANDBOX_METADATA
+
+    notes = []
+    for path in sorted((course / "autograded" / student / assignment).glob("*.ipynb")):
+        ran = json.loads(path.read_text(encoding="utf-8")).get("metadata", {}).get(SANDBOX_METADATA, {})
+        if ran.get("problem"):
+            notes.append(f"{path.stem}: {ran['problem']}")
+        if ran.get("budget") == "none" and cgroups.available() is None:
+            notes.append(f"{path.stem}: its sandbox ran without a control group (no budget for the whole sandbox)")
+    return notes
+
+
 def refused(course: Path, assignment: str, names: list[str]) -> dict[str, list[str]]:
     """The students of ``names`` whose submission folder holds what a grader must not follow
     (:func:`posenc_helpers.grading.submission.refused_entries`), with what it holds."""
@@ -201,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(f"  {result.student}: {result.seconds:.1f} s")
         for line in flags(args.course.resolve(), args.assignment, result.student):
+            print(f"  {result.student}: {line}")
+        for line in sandbox_notes(args.course.resolve(), args.assignment, result.student):
             print(f"  {result.student}: {line}")
     return 1 if failed else 0
 
