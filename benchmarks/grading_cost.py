@@ -47,6 +47,7 @@ from typing import Any
 from posenc_helpers.grading import cgroups
 
 ROOT = Path(__file__).resolve().parents[1]
+QUIET_LOAD = 1.5  # a load average at most this, on two cores, is the measurement alone
 MEASURED = ROOT / "benchmarks" / "grading_cost.json"
 TARGETS = (ROOT / "benchmarks" / "README.md", ROOT / "book" / "instructor_guide.md")
 START, END = "<!-- grading-cost:start -->", "<!-- grading-cost:end -->"
@@ -235,7 +236,7 @@ def table(measured: dict[str, Any]) -> str:
     rows = measured["chapters"]
     a = ASSUMPTIONS
     lines = [
-        "| chapter | CPU-s per submission (measured) | peak memory, MiB (measured) | wall, s (measured, under load) "
+        "| chapter | CPU-s per submission (measured) | peak memory, MiB (measured) | wall, s (measured) "
         "| points earned (measured) |",
         "|---|---|---|---|---|",
     ]
@@ -268,19 +269,32 @@ def table(measured: dict[str, Any]) -> str:
             + " | ".join(_duration(t) for t in pods)
             + " |"
         )
+    busiest = max(row["load_before"] for row in rows.values())
+    machine_was = (
+        f"{measured['cores']} cores with nothing else running (the load average beside each wall time, at most "
+        f"{busiest:.1f}, is the measurement's own)"
+        if busiest <= QUIET_LOAD
+        else f"{measured['cores']} cores shared with other work (the load average beside each wall time)"
+    )
+    stopped = any(row["earned"] < row["autograded_max"] for row in rows.values())
     lines += [
         "",
-        f"Measured ({measured['date']}, `python -m benchmarks.grading_cost measure`, {measured['cores']} cores "
-        f"shared with other work, `nice -n {measured['nice']}`, the load average beside each wall time): one "
+        f"Measured ({measured['date']}, `python -m benchmarks.grading_cost measure`, {machine_was}, "
+        f"`nice -n {measured['nice']}`): one "
         "honest submission per chapter (the release with the model answers) graded once through "
         "`python -m posenc_helpers.grading one` in its bubblewrap sandbox, in a control group of its own; "
         "CPU-s is the CPU time of every process of that group and of the sandbox's groups below it (nbgrader, "
         "the sandbox, the student's kernel, the verdict: `cpuacct.usage`), peak memory the most they held at "
         "once, page cache included, as a pod's limit counts it (`memory.max_usage_in_bytes`). The grader's reference "
-        "run of each release (once per assignment, not per student) is not counted. Under load the wall times "
-        "are longer than the CPU-s; the derived times below use CPU-s. An honest submission earns every "
-        "point; one that earned less was stopped before its notebook ended (its runner killed, on a machine "
-        "this loaded), so its CPU-s are too few and the sums below too low by as much.",
+        "run of each release (once per assignment, not per student) is not counted. The derived times below "
+        "use CPU-s, not the wall times."
+        + (
+            " An honest submission earns every point; one that earned less was stopped before its notebook "
+            "ended (its runner killed, on a machine this loaded), so its CPU-s are too few and the sums below "
+            "too low by as much."
+            if stopped
+            else " Every submission earned every point: each notebook ran to its end."
+        ),
         "",
         "Derived (`python -m benchmarks.grading_cost table`, from the measured CPU-s alone): one machine = "
         f"students x {cpu:.0f} CPU-s / {a['machine_cores']} cores (make grade JOBS={a['machine_cores']}, "

@@ -93,3 +93,15 @@ def test_the_table_goes_between_the_markers_only(tmp_path, monkeypatch):
     assert grading_cost.write_table("NEW") == [page]
     assert page.read_text() == f"before\n{grading_cost.START}\nNEW\n{grading_cost.END}\nafter\n"
     assert other.read_text() == "no markers\n"
+
+
+def test_the_notes_say_how_busy_the_machine_was_and_whether_every_notebook_ended():
+    """The notes said "shared with other work" and warned of stopped notebooks whatever the record
+    held; now they follow the loads and points measured."""
+    quiet = grading_cost.table(MEASURED)
+    assert "with nothing else running" in quiet and "at most 1.0" in quiet and "shared with" not in quiet
+    assert "Every submission earned every point" in quiet and "too low by as much" not in quiet
+    busy = {**MEASURED, "chapters": {"ch04": {**_row(10.0), "load_before": 5.2, "earned": 3.0}}}
+    text = grading_cost.table(busy)
+    assert "shared with other work" in text and "too low by as much" in text
+    assert "3 of 7 (stopped before the end: too few CPU-s)" in text
