@@ -237,6 +237,9 @@ class _Runner:
             except Empty:
                 if not self.km.is_alive():
                     return "dead"
+                # The reply may have come while this waited: a finished cell is never interrupted
+                # (a SIGINT sent after it ends can land in the next cell, a check among them).
+                replied = replied or self._replied(msg_id)
                 if deadline is not None and time.monotonic() >= deadline and not replied:
                     if interrupted is None:
                         self.km.interrupt_kernel()

@@ -265,7 +265,7 @@ def test_every_attack_on_the_grader_earns_nothing_and_its_neighbours_are_graded_
     for student in graded["attacks"]:
         assert _scores(course, student) == NOTHING, student
     assert _scores(course, "90-canary") == NOTHING
-    assert _scores(course, "95-honest") == FULL
+    assert _scores(course, "95-honest") == FULL, _what_went_wrong(course, "95-honest", printed)
 
 
 def test_a_submission_holding_links_is_refused_and_nothing_it_points_to_is_read(graded):

@@ -629,3 +629,44 @@ def test_graders_probing_at_once_each_find_the_control_groups():
     probes = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True) for _ in range(4)]
     failures = [int(probe.communicate(timeout=300)[0]) for probe in probes]
     assert failures == [0, 0, 0, 0]
+
+
+def test_a_cell_whose_reply_came_while_the_runner_waited_is_not_interrupted(monkeypatch):
+    """The runner read the shell channel's reply only at the top of its loop, then waited up to a
+    second on IOPub; when the cell's "idle" was late or dropped (a PUB socket drops messages for a
+    reader that falls behind, on a loaded machine) and the reply came during that wait, it took
+    the finished cell for one past its limit and sent SIGINT to a kernel that had moved on. Here
+    the reply comes 0.3 s in, IOPub stays silent, the limit is 0.5 s: no interrupt, status "ok"."""
+    from queue import Empty
+
+    from posenc_helpers.grading import runner
+
+    class Client:
+        start = time.monotonic()
+
+        def execute(self, *args, **kwargs):
+            return "cell-1"
+
+        def get_shell_msg(self, timeout=0):
+            if time.monotonic() - self.start < 0.3:
+                raise Empty
+            return {"parent_header": {"msg_id": "cell-1"}}
+
+        def get_iopub_msg(self, timeout):
+            time.sleep(timeout)
+            raise Empty
+
+    class Manager:
+        interrupts = 0
+
+        def is_alive(self):
+            return True
+
+        def interrupt_kernel(self):
+            self.interrupts += 1
+
+    monkeypatch.setattr(runner, "QUIET", 0.2)
+    fake = object.__new__(runner._Runner)
+    fake.kc, fake.km = Client(), Manager()
+    assert fake.execute("x = 1", runner._Cell(), timeout=0.5) == "ok"
+    assert fake.km.interrupts == 0
