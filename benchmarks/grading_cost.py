@@ -240,8 +240,9 @@ def table(measured: dict[str, Any]) -> str:
         "| points earned (measured) |",
         "|---|---|---|---|---|",
     ]
+    stopped = [name for name, row in rows.items() if row["earned"] < row["autograded_max"]]
     for name, row in rows.items():
-        short = " (stopped before the end: too few CPU-s)" if row["earned"] < row["autograded_max"] else ""
+        short = " (stopped before the end: too few CPU-s)" if name in stopped else ""
         lines.append(
             f"| {name} | {row['cpu_s']:.1f} | {row['peak_mib']:.0f} | {row['wall_s']:.0f} "
             f"(load {row['load_before']:.1f}) | {row['earned']:g} of {row['autograded_max']:g}{short} |"
@@ -276,7 +277,6 @@ def table(measured: dict[str, Any]) -> str:
         if busiest <= QUIET_LOAD
         else f"{measured['cores']} cores shared with other work (the load average beside each wall time)"
     )
-    stopped = any(row["earned"] < row["autograded_max"] for row in rows.values())
     lines += [
         "",
         f"Measured ({measured['date']}, `python -m benchmarks.grading_cost measure`, {machine_was}, "
