@@ -55,6 +55,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks import pace
 from benchmarks.common import BUDGETS, DEFAULT_SKIP, ROOT, SECTIONS, Row, median_time, peak_temporary
 from benchmarks.lab import bench_lab, bench_lab_pattern
 from tools.chapters import chapter_notebooks
@@ -324,7 +325,14 @@ def machine() -> dict[str, object]:
         "system": f"{platform.system()} {platform.machine()}",
         "python": platform.python_version(),
         "numpy": np.__version__,
+        "pace": pace_now(),
     }
+
+
+def pace_now() -> str:
+    """The machine's pace (:mod:`benchmarks.pace`), beside which every time below is read."""
+    measured = pace.measure()
+    return f"{measured.python_ms:.1f} ms (Python) and {measured.numpy_ms:.1f} ms (numpy)"
 
 
 def bench_grading() -> list[Row]:

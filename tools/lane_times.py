@@ -215,6 +215,13 @@ def _machine() -> tuple[str, float]:
     return f"{os.cpu_count()} cores ({model}), load average {load:.1f} at the start", load
 
 
+def _pace() -> str:
+    """The machine's pace now (:mod:`benchmarks.pace`): times on other days compare only with it."""
+    from benchmarks import pace
+
+    return pace.describe(pace.measure())
+
+
 def _git(*args: str) -> str:
     return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
 
@@ -235,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     if load > 0.5 and not args.allow_load:
         print(f"lane_times: load average {load:.1f}: times measured under load are wrong; --allow-load to go on")
         return 2
+    machine = f"{machine}, {_pace()}"
     start = time.monotonic()
     measured = measure(makefile_lanes(), args.jobs)
     fields = {
