@@ -12,7 +12,11 @@ timed whole. Nothing is written when a lane fails: its log is in ``_build/lane-t
 The table and the paragraph above it sit between two markers and are rewritten whole;
 ``tests/tooling/test_lane_times.py`` holds the committed table to the format written
 here (not to its numbers). Measure on a quiet machine: the paragraph records the load
-average at the start, and the script refuses a busy machine unless ``--allow-load``.
+average at the start, and the script refuses a busy machine unless ``--allow-load``. It
+also records the machine's pace (:mod:`benchmarks.pace`), without which times from
+different days do not compare, and how busy the cores were over the run (``/proc/stat``):
+near 100 % says that ``make test`` is bound by the CPU, and shorter only with less work or
+more cores.
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ __all__ = [
     "parse",
     "replace_block",
     "duration",
+    "cpu_ticks",
+    "busy_percent",
 ]
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,6 +82,10 @@ _PARAGRAPH = (
     "time (`TEST_JOBS={jobs}`), the Makefile's longest first. A lane's time is its own pytest total, the build "
     "before it left out where the row says so; a lane without pytest is timed whole."
 )
+_BUSY = (
+    " The cores were busy {busy} % of that time (`/proc/stat`: every process on the machine, the sandboxes' "
+    "kernels included)."
+)
 _PARAGRAPH_RE = re.compile(
     re.escape(_PARAGRAPH)
     .replace(r"\{how\}", "(?P<how>.+?)")
@@ -86,6 +96,9 @@ _PARAGRAPH_RE = re.compile(
     .replace(r"\{total\}", r"(?P<total>[^*]+)")
     .replace(r"\{jobs\}", r"(?P<jobs>\d+)", 1)
     .replace(r"\{jobs\}", r"(?P=jobs)")
+    + "(?:"
+    + re.escape(_BUSY).replace(r"\{busy\}", r"(?P<busy>\d+)")
+    + ")?"
 )
 _ROW = re.compile(r"^\| `(?P<lane>[\w-]+)` \| (?P<what>.+?) \| (?P<tests>[^|]+) \| (?P<time>[^|]+) \|$")
 
@@ -174,7 +187,8 @@ def table_of(measured: list[Measured], fields: dict[str, str]) -> Table:
 
 def render(table: Table) -> str:
     """The block between the markers, markers included."""
-    paragraph = textwrap.fill(_PARAGRAPH.format(**table.fields), width=90, break_on_hyphens=False)
+    text = _PARAGRAPH.format(**table.fields) + (_BUSY.format(**table.fields) if "busy" in table.fields else "")
+    paragraph = textwrap.fill(text, width=90, break_on_hyphens=False)
     rows = "\n".join(f"| `{lane}` | {WHAT[lane]} | {tests} | {took} |" for lane, tests, took in table.rows)
     return f"{BEGIN}\n{paragraph}\n\n{HEADER}\n{rows}\n{END}"
 
@@ -196,7 +210,7 @@ def parse(block: str) -> Table:
         if row is None or row.group("lane") not in WHAT or row.group("what") != WHAT[row.group("lane")]:
             raise ValueError(f"not a row tools/lane_times.py writes: {line!r}")
         rows.append((row.group("lane"), row.group("tests"), row.group("time")))
-    return Table(paragraph.groupdict(), rows)
+    return Table({name: value for name, value in paragraph.groupdict().items() if value is not None}, rows)
 
 
 def replace_block(text: str, block: str) -> str:
@@ -222,6 +236,21 @@ def _pace() -> str:
     return pace.describe(pace.measure())
 
 
+def cpu_ticks(stat: Path = Path("/proc/stat")) -> tuple[int, int]:
+    """The machine's CPU time since boot, in ticks: (busy, all). Idle and I/O wait are not busy."""
+    fields = [int(v) for v in stat.read_text().split("\n", 1)[0].split()[1:9]]
+    user, nice, system, idle, iowait, irq, softirq, steal = fields
+    return user + nice + system + irq + softirq + steal, sum(fields)
+
+
+def busy_percent(before: tuple[int, int], after: tuple[int, int]) -> int:
+    """The share of the cores' time between two :func:`cpu_ticks` readings that was busy."""
+    elapsed = after[1] - before[1]
+    if elapsed <= 0:
+        raise ValueError(f"the second reading must come after the first, got {before} and {after}")
+    return round(100 * (after[0] - before[0]) / elapsed)
+
+
 def _git(*args: str) -> str:
     return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
 
@@ -243,8 +272,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"lane_times: load average {load:.1f}: times measured under load are wrong; --allow-load to go on")
         return 2
     machine = f"{machine}, {_pace()}"
-    start = time.monotonic()
+    start, ticks = time.monotonic(), cpu_ticks()
     measured = measure(makefile_lanes(), args.jobs)
+    busy = busy_percent(ticks, cpu_ticks())
     fields = {
         "how": "`python -m tools.lane_times`",
         "commit": _git("rev-parse", "--short", "HEAD"),
@@ -253,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
         "date": datetime.date.today().isoformat(),
         "total": duration(time.monotonic() - start),
         "jobs": str(args.jobs),
+        "busy": str(busy),
     }
     block = render(table_of(measured, fields))
     if args.dry_run:

@@ -116,3 +116,23 @@ def test_a_lane_is_run_by_its_target_and_read_from_its_report(tmp_path):
     assert (no_pytest.tests, no_pytest.pytest_seconds) == (None, None)
     with pytest.raises(RuntimeError, match=r"lane failing-lane failed \(exit 3\): see .*failing-lane\.log"):
         lane_times.run_lane("failing-lane", tmp_path, env, make)
+
+
+def test_the_cores_busy_share_comes_from_proc_stat(tmp_path):
+    stat = tmp_path / "stat"
+    # user nice system idle iowait irq softirq steal guest guest_nice
+    stat.write_text("cpu  100 10 40 800 30 5 5 10 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n")
+    assert lane_times.cpu_ticks(stat) == (100 + 10 + 40 + 5 + 5 + 10, 1000)
+    # 1000 more ticks, of which 170 + 580 = 750 busy: 75 %
+    assert lane_times.busy_percent((170, 1000), (920, 2000)) == 75
+    with pytest.raises(ValueError, match="second reading must come after the first"):
+        lane_times.busy_percent((170, 1000), (170, 1000))
+
+
+def test_the_busy_share_is_written_and_read_back():
+    table = lane_times.table_of([lane_times.Measured("lint", wall=3.0)], {**FIELDS, "busy": "97"})
+    block = lane_times.render(table)
+    assert "The cores were busy 97 % of that time" in block.replace("\n", " ")
+    assert lane_times.parse(block) == table
+    without = lane_times.table_of([lane_times.Measured("lint", wall=3.0)], FIELDS)
+    assert "busy" not in lane_times.parse(lane_times.render(without)).fields

@@ -55,6 +55,8 @@ def test_lane_times_measures_the_pace_before_the_lanes(monkeypatch, tmp_path):
     monkeypatch.setattr(lane_times, "_machine", lambda: ("2 cores (x), load average 0.0 at the start", 0.0))
     monkeypatch.setattr(lane_times, "_pace", lambda: order.append("pace") or "pace 1.0 ms (Python) and 2.0 ms (numpy)")
     monkeypatch.setattr(lane_times, "makefile_lanes", lambda: ["lint"])
+    ticks = iter([(100, 200), (250, 400)])  # 150 of 200 ticks busy
+    monkeypatch.setattr(lane_times, "cpu_ticks", lambda: next(ticks))
     monkeypatch.setattr(
         lane_times, "measure", lambda lanes, jobs: order.append("lanes") or [lane_times.Measured("lint", wall=1.0)]
     )
@@ -67,3 +69,4 @@ def test_lane_times_measures_the_pace_before_the_lanes(monkeypatch, tmp_path):
     assert order == ["pace", "lanes"]
     paragraph = readme.read_text().replace("\n", " ")
     assert "load average 0.0 at the start, pace 1.0 ms (Python) and 2.0 ms (numpy), 20" in paragraph
+    assert "The cores were busy 75 % of that time" in paragraph
