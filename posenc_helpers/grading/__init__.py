@@ -35,6 +35,14 @@ module                                         what it does
                                                the work, code that reaches into the kernel
 :mod:`posenc_helpers.grading.values`           answers as JSON (never pickles), functions as
                                                the calls the check made to them
+:mod:`posenc_helpers.grading.container`        whether the container the grader runs in is
+                                               confined enough to be the sandbox itself
+:mod:`posenc_helpers.grading.isolation`        which of the two a grade runs with here
+                                               (bubblewrap first), or none when asked
+:mod:`posenc_helpers.grading.one`              one submission graded anywhere (``python -m
+                                               posenc_helpers.grading one``): a JSON result
+:mod:`posenc_helpers.grading.pod`              a Kubernetes Job's pod around it: stage the
+                                               submission, grade it, publish the result
 ``posenc_helpers.grading.nbgrader``            the nbgrader preprocessors that do the above
 ``posenc_helpers.grading.otter``               the otter-grader plugin that does the above
 =============================================  =============================================

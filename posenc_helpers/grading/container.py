@@ -1,9 +1,10 @@
-"""Grading inside a container that is itself the sandbox: when, and only when, it is confined.
+"""Whether the container the grader runs in is confined enough to be the sandbox itself.
 
 Bubblewrap needs to make namespaces. Inside many containers (a Kubernetes pod with the
 runtime's default seccomp profile, Gradescope's) it cannot, and the grader then has two
-choices: refuse, or let the container be the sandbox. :func:`choose_isolation` lets the
-container be the sandbox only when each of these holds, each checked here, not assumed:
+choices: refuse, or let the container be the sandbox.
+:func:`posenc_helpers.grading.isolation.choose_isolation` lets the container be the
+sandbox only when each of these holds, each checked here, not assumed:
 
 * the grader runs as a user other than root (the student's kernel, its child, then
   has no capability either and cannot change the container);
@@ -30,17 +31,13 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import confine, sandbox
+from . import confine
 
 __all__ = [
     "CONDITIONS",
-    "Isolation",
-    "NoConfinedSandbox",
     "PROBES",
-    "choose_isolation",
     "missing_conditions",
     "network_interfaces",
     "root_is_read_only",
@@ -53,10 +50,6 @@ CONDITIONS = {
     "no_network": "no network interface but loopback (the pod has one: run it without a network)",
     "seccomp": "the kernel's seccomp filter (pyseccomp and libseccomp2 in the image)",
 }
-
-
-class NoConfinedSandbox(RuntimeError):
-    """Neither bubblewrap nor a confined container is here: the grader will not run."""
 
 
 def root_is_read_only(path: str = "/") -> bool:
@@ -101,52 +94,3 @@ PROBES: dict[str, Callable[[], bool]] = {
 def missing_conditions() -> list[str]:
     """The conditions of :data:`CONDITIONS` that do not hold here, in words, in their order."""
     return [CONDITIONS[name] for name, probe in PROBES.items() if not probe()]
-
-
-@dataclass
-class Isolation:
-    """How a submission is kept from the grader here, and why.
-
-    Attributes
-    ----------
-    kind : str
-        ``"bwrap"`` (bubblewrap's sandbox), ``"container"`` (the confined container is the
-        sandbox) or ``"none"`` (the person grading asked for no sandbox).
-    notes : list of str
-        What was found on the way, in sentences (empty for bubblewrap).
-    """
-
-    kind: str
-    notes: list[str] = field(default_factory=list)
-
-
-def choose_isolation(*, unsafe: bool = False, allow_container: bool = True) -> Isolation:
-    """The isolation a grade runs with here: bubblewrap where it can make a sandbox, else the
-    container where it is confined (every condition of :data:`CONDITIONS`), else none at all
-    when ``unsafe`` (asked for by the person grading).
-
-    Raises
-    ------
-    NoConfinedSandbox
-        Bubblewrap cannot make a sandbox, the container is not confined (the message names
-        each missing condition) and ``unsafe`` is False.
-    """
-    if not isinstance(unsafe, bool) or not isinstance(allow_container, bool):
-        raise TypeError("unsafe and allow_container must be True or False")
-    reason = sandbox.available()
-    if reason is None:
-        return Isolation("bwrap")
-    notes = [f"bubblewrap cannot make a sandbox here ({reason})"]
-    if allow_container:
-        missing = missing_conditions()
-        if not missing:
-            notes.append(
-                "the container is the sandbox: a non-root user, a read-only root filesystem, "
-                "loopback only; the kernel runs under the seccomp filter"
-            )
-            return Isolation("container", notes)
-        notes.append("the container is not confined enough to be the sandbox; it lacks: " + "; ".join(missing))
-    if unsafe:
-        notes.append("grading WITHOUT a sandbox, as asked: the student's code can reach this machine")
-        return Isolation("none", notes)
-    raise NoConfinedSandbox(". ".join(notes) + ". Nothing was graded.")

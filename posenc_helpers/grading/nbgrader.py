@@ -129,12 +129,12 @@ class BeforeExecution(NbGraderPreprocessor):
 
 def _isolation() -> str:
     """ "bwrap"; "container" where bubblewrap cannot make a sandbox but the container is
-    confined (:func:`posenc_helpers.grading.container.choose_isolation`, which says so on
+    confined (:func:`posenc_helpers.grading.isolation.choose_isolation`, which says so on
     standard error); or "none" when the person grading set POSENC_GRADING_UNSAFE=1. Else it
     refuses, with what is missing and what to do."""
     if os.environ.get(UNSAFE_VARIABLE, "") not in ("", "0"):
         return "none"
-    from .container import NoConfinedSandbox, choose_isolation
+    from .isolation import NoConfinedSandbox, choose_isolation
 
     try:
         chosen = choose_isolation()

@@ -26,7 +26,7 @@ course's own preprocessors (``posenc_helpers.grading.nbgrader``), whose verdict
   isolation used and why, and the messages (each "NoPoints" or "Tampering suspected" line);
   ``tools.course.merge`` reads it back into the course's gradebook.
 
-Isolation (:func:`posenc_helpers.grading.container.choose_isolation`): bubblewrap where it
+Isolation (:func:`posenc_helpers.grading.isolation.choose_isolation`): bubblewrap where it
 can make namespaces; else the container itself, only where it is confined (non-root, a
 read-only root filesystem, loopback only, the seccomp filter), said on standard error
 and in the result; else the submission is not graded and the message names what is
@@ -53,7 +53,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .container import NoConfinedSandbox, choose_isolation
+from .isolation import NoConfinedSandbox, choose_isolation
 from .processes import kill_strays
 from .submission import describe_mode
 

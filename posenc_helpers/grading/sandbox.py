@@ -55,7 +55,7 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-from . import cgroups, confine
+from . import cgroups, confine, container
 from .launch import Limits, SandboxRun, SandboxUnavailable, run_process
 from .runtime import runtime_paths, system_binds
 
@@ -308,11 +308,8 @@ def run(
         raise SandboxUnavailable(reason)
     if isolation == "user" and (os.geteuid() != 0 or not Path("/usr/bin/setpriv").exists()):
         raise SandboxUnavailable("isolation 'user' needs root and /usr/bin/setpriv (util-linux)")
-    if isolation == "container":
-        from .container import missing_conditions
-
-        if missing := missing_conditions():
-            raise SandboxUnavailable("the container is not confined enough to be the sandbox: " + "; ".join(missing))
+    if isolation == "container" and (missing := container.missing_conditions()):
+        raise SandboxUnavailable("the container is not confined enough to be the sandbox: " + "; ".join(missing))
     if isolation != "none" and (reason := confine.available()) is not None:
         raise SandboxUnavailable(reason)
     if budget and (reason := cgroups.available()) is not None:

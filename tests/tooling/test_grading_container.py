@@ -1,7 +1,8 @@
 """Grading one submission anywhere (issue 48): when a container may be the sandbox, and the pod's steps.
 
 The probes of :mod:`posenc_helpers.grading.container` are replaced one at a time, so each
-condition is shown to be checked and named; bubblewrap is made to fail the same way.
+condition is shown to be checked and named by :mod:`posenc_helpers.grading.isolation`'s
+choice; bubblewrap is made to fail the same way.
 Nothing here runs a submission (tests/course/test_k8s_job.py does).
 """
 
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from posenc_helpers.grading import container, one, pod, sandbox
+from posenc_helpers.grading import container, isolation, one, pod, sandbox
 from posenc_helpers.grading.__main__ import main as grading_main
 
 CONFINED = dict.fromkeys(container.PROBES, True)
@@ -33,13 +34,13 @@ def _probes(monkeypatch, **holds: bool) -> None:
 def test_bubblewrap_comes_first_whatever_the_container(monkeypatch):
     monkeypatch.setattr(sandbox, "available", lambda: None)
     _probes(monkeypatch, non_root=False, read_only_root=False, no_network=False)
-    assert container.choose_isolation().kind == "bwrap"
-    assert container.choose_isolation().notes == []
+    assert isolation.choose_isolation().kind == "bwrap"
+    assert isolation.choose_isolation().notes == []
 
 
 def test_a_confined_container_is_the_sandbox_and_says_so(monkeypatch, no_bwrap):
     _probes(monkeypatch)
-    chosen = container.choose_isolation()
+    chosen = isolation.choose_isolation()
     assert chosen.kind == "container"
     assert "bubblewrap cannot make a sandbox here" in chosen.notes[0]
     assert "seccomp" in chosen.notes[1]
@@ -48,8 +49,8 @@ def test_a_confined_container_is_the_sandbox_and_says_so(monkeypatch, no_bwrap):
 @pytest.mark.parametrize("condition", list(container.PROBES))
 def test_each_missing_condition_refuses_and_is_named(monkeypatch, no_bwrap, condition):
     _probes(monkeypatch, **{condition: False})
-    with pytest.raises(container.NoConfinedSandbox) as caught:
-        container.choose_isolation()
+    with pytest.raises(isolation.NoConfinedSandbox) as caught:
+        isolation.choose_isolation()
     message = str(caught.value)
     assert container.CONDITIONS[condition] in message
     others = [text for name, text in container.CONDITIONS.items() if name != condition]
@@ -59,17 +60,17 @@ def test_each_missing_condition_refuses_and_is_named(monkeypatch, no_bwrap, cond
 
 def test_every_missing_condition_is_named_at_once(monkeypatch, no_bwrap):
     _probes(monkeypatch, non_root=False, read_only_root=False, no_network=False, seccomp=False)
-    with pytest.raises(container.NoConfinedSandbox) as caught:
-        container.choose_isolation()
+    with pytest.raises(isolation.NoConfinedSandbox) as caught:
+        isolation.choose_isolation()
     assert all(text in str(caught.value) for text in container.CONDITIONS.values())
 
 
 def test_unsafe_grades_without_a_sandbox_only_when_asked_and_says_so(monkeypatch, no_bwrap):
     _probes(monkeypatch, no_network=False)
-    chosen = container.choose_isolation(unsafe=True)
+    chosen = isolation.choose_isolation(unsafe=True)
     assert chosen.kind == "none" and "WITHOUT a sandbox" in chosen.notes[-1]
     with pytest.raises(TypeError, match="unsafe"):
-        container.choose_isolation(unsafe="yes")
+        isolation.choose_isolation(unsafe="yes")
 
 
 def test_the_probes_read_this_machine(monkeypatch):
