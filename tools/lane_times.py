@@ -16,12 +16,16 @@ average at the start, and the script refuses a busy machine unless ``--allow-loa
 also records the machine's pace (:mod:`benchmarks.pace`), without which times from
 different days do not compare, and how busy the cores were over the run (``/proc/stat``):
 near 100 % says that ``make test`` is bound by the CPU, and shorter only with less work or
-more cores.
+more cores. Where cgroup v1's ``cpuacct`` hierarchy is mounted (and as root), each lane runs
+in a group of its own there and its row adds the CPU seconds of all its processes
+(:func:`cpu_group`): the work ``make test`` asks of the cores, lane by lane, against which
+a wall-time goal can be set.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import os
 import re
@@ -52,6 +56,7 @@ __all__ = [
     "duration",
     "cpu_ticks",
     "busy_percent",
+    "cpu_group",
 ]
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,6 +91,10 @@ _BUSY = (
     " The cores were busy {busy} % of that time (`/proc/stat`: every process on the machine, the sandboxes' "
     "kernels included)."
 )
+_CPU = (
+    " A lane's CPU-s are the CPU time of all its processes, its build and its sandboxes' kernels included "
+    "(a group of its own on cgroup v1's `cpuacct`): {cpu} CPU-s in all."
+)
 _PARAGRAPH_RE = re.compile(
     re.escape(_PARAGRAPH)
     .replace(r"\{how\}", "(?P<how>.+?)")
@@ -98,6 +107,8 @@ _PARAGRAPH_RE = re.compile(
     .replace(r"\{jobs\}", r"(?P=jobs)")
     + "(?:"
     + re.escape(_BUSY).replace(r"\{busy\}", r"(?P<busy>\d+)")
+    + ")?(?:"
+    + re.escape(_CPU).replace(r"\{cpu\}", r"(?P<cpu>[\d,]+)")
     + ")?"
 )
 _ROW = re.compile(r"^\| `(?P<lane>[\w-]+)` \| (?P<what>.+?) \| (?P<tests>[^|]+) \| (?P<time>[^|]+) \|$")
@@ -105,12 +116,14 @@ _ROW = re.compile(r"^\| `(?P<lane>[\w-]+)` \| (?P<what>.+?) \| (?P<tests>[^|]+) 
 
 @dataclass(frozen=True)
 class Measured:
-    """One lane's run: wall seconds of its make target, and its pytest's count and total."""
+    """One lane's run: wall seconds of its make target, its pytest's count and total, and the
+    CPU seconds of every process of the lane (None where no ``cpuacct`` group could be made)."""
 
     lane: str
     wall: float
     tests: int | None = None
     pytest_seconds: float | None = None
+    cpu_seconds: float | None = None
 
 
 @dataclass(frozen=True)
@@ -140,21 +153,57 @@ def read_junit(path: Path) -> tuple[int, float]:
 MAKE = ("make", "--no-print-directory")
 
 
+def cpu_group(name: str) -> Path | None:
+    """A new group ``name`` on cgroup v1's ``cpuacct`` hierarchy, below this process's own;
+    None where none can be made (cgroup v2, no such hierarchy, not root).
+
+    Every process a lane starts stays in it, the sandboxes' kernels too: the grader makes
+    its groups on the ``memory``, ``cpu`` and ``pids`` hierarchies
+    (:mod:`posenc_helpers.grading.cgroups`), never on ``cpuacct``; and no process waits for
+    a sandbox's kernel, so ``getrusage`` of the lane would leave them out.
+    """
+    from benchmarks.grading_cost import v1_folders
+
+    found = v1_folders(Path("/proc/self/mountinfo").read_text(), Path("/proc/self/cgroup").read_text(), ("cpuacct",))
+    if "cpuacct" not in found:
+        return None
+    folder = found["cpuacct"] / name
+    try:
+        folder.mkdir()
+    except OSError:
+        return None
+    return folder
+
+
+def _join(folder: Path) -> None:
+    (folder / "cgroup.procs").write_text(str(os.getpid()))
+
+
 def run_lane(lane: str, logs: Path, env: dict[str, str], make: tuple[str, ...] = MAKE) -> Measured:
     """Run one lane's make target, its output in ``logs/LANE.log``; raise if it fails."""
     report = logs / f"{lane}.xml"
     report.unlink(missing_ok=True)
     addopts = f"{env.get('PYTEST_ADDOPTS', '')} --junitxml={report}".strip()
+    group = cpu_group(f"posenc-lane-times-{os.getpid()}-{lane}")
     start = time.monotonic()
-    with (logs / f"{lane}.log").open("w") as log:
-        done = subprocess.run([*make, lane], cwd=ROOT, env={**env, "PYTEST_ADDOPTS": addopts}, stdout=log, stderr=log)
-    wall = time.monotonic() - start
+    try:
+        with (logs / f"{lane}.log").open("w") as log:
+            done = subprocess.run(
+                [*make, lane], cwd=ROOT, env={**env, "PYTEST_ADDOPTS": addopts}, stdout=log, stderr=log,
+                preexec_fn=None if group is None else lambda: _join(group),
+            )  # fmt: skip
+        wall = time.monotonic() - start
+        cpu = None if group is None else int((group / "cpuacct.usage").read_text()) / 1e9
+    finally:
+        if group is not None:
+            with contextlib.suppress(OSError):  # a process left behind keeps it: the folder stays
+                group.rmdir()
     if done.returncode != 0:
         raise RuntimeError(f"lane {lane} failed (exit {done.returncode}): see {logs / f'{lane}.log'}")
     if not report.is_file():
-        return Measured(lane, wall)
+        return Measured(lane, wall, cpu_seconds=cpu)
     tests, seconds = read_junit(report)
-    return Measured(lane, wall, tests, seconds)
+    return Measured(lane, wall, tests, seconds, cpu)
 
 
 def measure(lanes: list[str], jobs: int, make: tuple[str, ...] = MAKE) -> list[Measured]:
@@ -177,17 +226,22 @@ def table_of(measured: list[Measured], fields: dict[str, str]) -> Table:
     """The rows of a run, the longest lane first."""
     rows = []
     for m in sorted(measured, key=lambda m: -(m.pytest_seconds if m.pytest_seconds is not None else m.wall)):
+        cpu = "" if m.cpu_seconds is None else f"; {round(m.cpu_seconds):,} CPU-s"
         if m.pytest_seconds is None:
-            rows.append((m.lane, "–", f"{round(m.wall)} s"))
+            rows.append((m.lane, "–", f"{round(m.wall)} s{cpu}"))
         else:
             build = " (+ the build)" if m.lane in BUILDS_FIRST else ""
-            rows.append((m.lane, f"{m.tests:,}", f"{round(m.pytest_seconds)} s{build}"))
+            rows.append((m.lane, f"{m.tests:,}", f"{round(m.pytest_seconds)} s{build}{cpu}"))
+    if all(m.cpu_seconds is not None for m in measured):
+        fields = {**fields, "cpu": f"{round(sum(m.cpu_seconds or 0.0 for m in measured)):,}"}
     return Table(fields, rows)
 
 
 def render(table: Table) -> str:
     """The block between the markers, markers included."""
-    text = _PARAGRAPH.format(**table.fields) + (_BUSY.format(**table.fields) if "busy" in table.fields else "")
+    text = _PARAGRAPH.format(**table.fields)
+    text += _BUSY.format(**table.fields) if "busy" in table.fields else ""
+    text += _CPU.format(**table.fields) if "cpu" in table.fields else ""
     paragraph = textwrap.fill(text, width=90, break_on_hyphens=False)
     rows = "\n".join(f"| `{lane}` | {WHAT[lane]} | {tests} | {took} |" for lane, tests, took in table.rows)
     return f"{BEGIN}\n{paragraph}\n\n{HEADER}\n{rows}\n{END}"

@@ -3,6 +3,7 @@ its format, not its numbers, which only a run on a quiet machine may change."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -136,3 +137,54 @@ def test_the_busy_share_is_written_and_read_back():
     assert lane_times.parse(block) == table
     without = lane_times.table_of([lane_times.Measured("lint", wall=3.0)], FIELDS)
     assert "busy" not in lane_times.parse(lane_times.render(without)).fields
+
+
+SPINNING_MAKE = """
+import os, sys, time
+# A grandchild that nobody waits for (as a sandbox's kernel is) spins for 0.5 s of CPU, then
+# tells the lane through a pipe; the lane itself never calls wait() on it.
+read_end, write_end = os.pipe()
+if os.fork() == 0:
+    if os.fork() == 0:
+        start = time.process_time()
+        while time.process_time() - start < 0.5:
+            pass
+        os.write(write_end, b"done")
+        os._exit(0)
+    os._exit(0)
+os.wait()  # the child, which ended at once; the grandchild is nobody's to wait for
+os.read(read_end, 4)
+time.sleep(0.2)  # the grandchild's exit
+"""
+
+
+def test_a_lane_s_cpu_time_counts_the_processes_nobody_waited_for(tmp_path):
+    probe = lane_times.cpu_group(f"posenc-lane-times-probe-{os.getpid()}")
+    if probe is None:
+        pytest.skip("no cgroup v1 cpuacct group can be made here (cgroup v2, or not root)")
+    probe.rmdir()
+    fake = tmp_path / "spinning_make.py"
+    fake.write_text(SPINNING_MAKE)
+    measured = lane_times.run_lane("spin", tmp_path, {}, (sys.executable, str(fake)))
+    assert measured.cpu_seconds is not None and measured.cpu_seconds >= 0.5, measured
+    assert not list(Path("/sys/fs/cgroup").glob(f"**/posenc-lane-times-{os.getpid()}-spin"))
+
+
+def test_the_cpu_time_of_each_lane_and_their_sum_are_written_and_read_back():
+    measured = [
+        lane_times.Measured("lint", wall=41.6, cpu_seconds=60.4),
+        lane_times.Measured("test-course", wall=2500.0, tests=100, pytest_seconds=2451.2, cpu_seconds=3911.6),
+        lane_times.Measured("_book-then-browser", wall=2300.0, tests=144, pytest_seconds=1939.0, cpu_seconds=2100.2),
+    ]
+    table = lane_times.table_of(measured, FIELDS)
+    assert table.rows == [
+        ("test-course", "100", "2451 s; 3,912 CPU-s"),
+        ("_book-then-browser", "144", "1939 s (+ the build); 2,100 CPU-s"),
+        ("lint", "–", "42 s; 60 CPU-s"),
+    ]
+    assert table.fields["cpu"] == "6,072"  # 60.4 + 3911.6 + 2100.2 = 6072.2
+    block = lane_times.render(table)
+    assert "6,072 CPU-s in all." in block.replace("\n", " ")
+    assert lane_times.parse(block) == table
+    partly = lane_times.table_of([*measured, lane_times.Measured("audit", wall=5.0)], FIELDS)
+    assert "cpu" not in partly.fields, "no sum where a lane was not measured"
