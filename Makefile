@@ -53,7 +53,7 @@ PORTABLE_PROFILE := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
 	$(if $(filter x86_64 amd64 AMD64,$(shell uname -m)),NPY_DISABLE_CPU_FEATURES="$(AVX512)",)
 SKIP_DRAWING := PYTHONSTARTUP=$(abspath tools/skip_figure_drawing.py)
 
-.PHONY: help setup book book-only test test-fast _test-fast-unit test-unit test-doctest lint test-notebooks test-notebooks-native \
+.PHONY: help setup book book-only test test-fast _test-fast-chapters-tooling _test-fast-core test-unit test-doctest lint test-notebooks test-notebooks-native \
         test-notebooks-portable test-course test-student-book test-browser browser-only \
         audit notebooks text sync-setup colab-check epub epub-only release-editions chapter lab lab-student serve bench lane-times rekey-lab merge-lab-stores record-lab-questions pdf pdf-only pdf-chapters test-pdf course collect grade otter student student-branch student-book lock release clean distclean \
         _test-parallel _book-then-browser
@@ -133,14 +133,19 @@ test: $(STAMP)
 _test-parallel: _book-then-browser test-notebooks-native test-notebooks-portable test-course \
                 test-student-book test-unit test-doctest audit lint
 
-# The inner loop: every unit, property and tooling test not marked slow, beside the
-# doctests (two lanes, one per core).
-## the inner loop: unit, property, tooling tests not marked slow, and doctests (about a minute)
+# The inner loop: every unit, property and tooling test not marked slow, and the
+# doctests, in three lanes on the two cores, the longest first (chapters and tooling; then
+# core, then the doctests, on the core that frees first): one unit lane beside the doctests
+# kept one core idle for the last minute and a half.
+## the inner loop: unit, property, tooling tests not marked slow, and doctests (two minutes)
 test-fast: $(STAMP)
-	$(MAKE) --no-print-directory -j2 --output-sync=target _test-fast-unit test-doctest
+	$(MAKE) --no-print-directory -j2 --output-sync=target _test-fast-chapters-tooling _test-fast-core test-doctest
 
-_test-fast-unit: $(STAMP)
-	$(PY) -m pytest tests/core tests/chapters tests/tooling -q -m "not slow"
+_test-fast-chapters-tooling: $(STAMP)
+	$(PY) -m pytest tests/chapters tests/tooling -q -m "not slow"
+
+_test-fast-core: $(STAMP)
+	$(PY) -m pytest tests/core -q -m "not slow"
 
 ## unit, property and tooling tests
 test-unit: $(STAMP)
