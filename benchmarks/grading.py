@@ -107,7 +107,7 @@ def bench_grading() -> list[Measurement]:
             reference = prepare_reference(course, name)
             rows.append(Measurement(f"{name}: the release run in the sandbox (once)", reference, "s", None))
             per_chapter[name] = _autograde(course, name, "honest")
-            from nbgrader.api import Gradebook
+            from nbgrader.api import Gradebook  # type: ignore[import-untyped]
 
             with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
                 earned = gradebook.find_submission(name, "honest").code_score
