@@ -111,6 +111,18 @@ class Group:
                         return int(value) / 1e6
         return 0.0
 
+    def cpu_periods(self) -> int:
+        """How many of the CPU quota's periods the group ran in (``cpu.stat``'s ``nr_periods``,
+        both versions): above zero only while a quota is set on the group and it runs, however
+        little of its quota the rest of the machine leaves it."""
+        for folder in self.folders:
+            with contextlib.suppress(OSError, ValueError):
+                for line in (folder / "cpu.stat").read_text().splitlines():
+                    key, _, value = line.partition(" ")
+                    if key == "nr_periods":
+                        return int(value)
+        return 0
+
     def oom_kills(self) -> int:
         """How many processes of the group the out-of-memory killer ended."""
         for folder in self.folders:

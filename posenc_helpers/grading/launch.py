@@ -111,6 +111,7 @@ class SandboxRun:
     peak_memory: int | None = None  # the most memory the sandbox's group held, in bytes
     oom_kills: int = 0  # processes the out-of-memory killer ended in the sandbox's group
     throttled_seconds: float = 0.0  # how long the group's CPU quota held the sandbox back
+    cpu_periods: int = 0  # the CPU quota's periods the sandbox's group ran in (0: no quota in force)
 
 
 def _limited(command: list[str], limits: Limits) -> list[str]:
@@ -217,6 +218,7 @@ def run_process(
     finally:
         peak, kills = (group.peak_memory(), group.oom_kills()) if group is not None else (None, 0)
         throttled = group.throttled_seconds() if group is not None else 0.0
+        periods = group.cpu_periods() if group is not None else 0
         if group is not None:
             group.kill()
         kill_tree(process, uid if isolation == "user" else None)
@@ -242,6 +244,7 @@ def run_process(
         peak_memory=peak,
         oom_kills=kills,
         throttled_seconds=throttled,
+        cpu_periods=periods,
     )
 
 

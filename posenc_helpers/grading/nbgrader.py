@@ -151,8 +151,9 @@ def _isolation() -> str:
 
 #: The autograded notebook's metadata key under which :class:`SandboxedExecute` says how its
 #: sandbox ran: ``budget`` ("cgroup v1", "cgroup v2" or "none"), ``peak_memory_bytes``,
-#: ``oom_kills``, ``throttled_seconds`` (how long its CPU quota held it back), ``seconds``
-#: and ``problem`` (why the notebook did not finish, or None).
+#: ``oom_kills``, ``throttled_seconds`` (how long its CPU quota held it back), ``cpu_periods``
+#: (the quota's periods it ran in: above zero when the quota was in force), ``seconds`` and
+#: ``problem`` (why the notebook did not finish, or None).
 SANDBOX_METADATA = "posenc_grading_sandbox"
 
 
@@ -211,6 +212,7 @@ class SandboxedExecute(NbGraderPreprocessor):
             "peak_memory_bytes": run.peak_memory,
             "oom_kills": run.oom_kills,
             "throttled_seconds": round(run.throttled_seconds, 1),
+            "cpu_periods": run.cpu_periods,
             "seconds": round(run.seconds, 1),
             "problem": executed.problem,
         }

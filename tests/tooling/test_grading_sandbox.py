@@ -515,21 +515,24 @@ def test_busy_processes_meet_the_sandbox_s_cpu_quota_and_one_process_is_never_he
     assert seen is not None and seen["codes"] == [0, 0, 0, 0], busy.log
     assert seen["cpu"] <= 0.5 * seen["wall"] + 0.3, seen  # 4 spinners, half a core between them
     assert busy.throttled_seconds > 0, busy
+    assert busy.cpu_periods > 0, busy
     _, idle = _run("import time\ntime.sleep(1)\nsend({})", limits=sandbox.Limits(cpus=1.0, wall_seconds=120))
     assert idle.throttled_seconds == 0.0 and busy.budget.startswith("cgroup v") and idle.budget == busy.budget
 
 
 def test_the_cpu_quota_s_hold_is_read_from_either_version(tmp_path):
-    """cpu.stat as the kernel writes it: v1's throttled_time in ns, v2's throttled_usec."""
+    """cpu.stat as the kernel writes it: v1's throttled_time in ns, v2's throttled_usec; both
+    count the quota's periods as nr_periods."""
     from posenc_helpers.grading import cgroups
 
     (tmp_path / "v1").mkdir()
     (tmp_path / "v1" / "cpu.stat").write_text("nr_periods 92\nnr_throttled 2\nthrottled_time 3736958000\n")
     (tmp_path / "v2").mkdir()
-    (tmp_path / "v2" / "cpu.stat").write_text("usage_usec 10\nnr_throttled 2\nthrottled_usec 1500000\n")
+    (tmp_path / "v2" / "cpu.stat").write_text("usage_usec 10\nnr_periods 40\nnr_throttled 2\nthrottled_usec 1500000\n")
     assert cgroups.Group([tmp_path / "v1"], 1).throttled_seconds() == pytest.approx(3.736958)
     assert cgroups.Group([tmp_path / "v2"], 2).throttled_seconds() == 1.5
     assert cgroups.Group([tmp_path / "none"], 2).throttled_seconds() == 0.0
+    assert [cgroups.Group([tmp_path / v], 2).cpu_periods() for v in ("v1", "v2", "none")] == [92, 40, 0]
 
 
 @pytest.mark.slow
