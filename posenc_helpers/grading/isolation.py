@@ -5,7 +5,7 @@
 cannot, :mod:`posenc_helpers.grading.container` whether the container is confined enough to be
 the sandbox itself; it never falls back to something weaker without saying so.
 :mod:`posenc_helpers.grading.one` and the nbgrader preprocessors
-(:mod:`posenc_helpers.grading.nbgrader`) call it before they grade anything.
+(``posenc_helpers.grading.nbgrader``) call it before they grade anything.
 """
 
 from __future__ import annotations
