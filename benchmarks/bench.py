@@ -331,8 +331,7 @@ def machine() -> dict[str, object]:
 
 def pace_now() -> str:
     """The machine's pace (:mod:`benchmarks.pace`), beside which every time below is read."""
-    measured = pace.measure()
-    return f"{measured.python_ms:.1f} ms (Python) and {measured.numpy_ms:.1f} ms (numpy)"
+    return pace.milliseconds(pace.measure())
 
 
 def bench_grading() -> list[Row]:

@@ -19,13 +19,13 @@ Run it alone: ``.venv/bin/python -m benchmarks.pace``.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Pace", "best_time", "measure", "describe"]
+from benchmarks.common import best_time
+
+__all__ = ["Pace", "measure", "milliseconds", "describe"]
 
 REPEATS = 7
 
@@ -38,24 +38,6 @@ class Pace:
     numpy_ms: float
 
 
-def best_time(
-    work: Callable[[], object], repeats: int = REPEATS, clock: Callable[[], float] = time.perf_counter
-) -> float:
-    """The shortest of ``repeats`` timed calls of ``work``, in seconds, after one untimed call.
-
-    The shortest, not the median: slower runs measure what else the machine was doing.
-    """
-    if repeats < 1:
-        raise ValueError(f"repeats must be at least 1, got {repeats}")
-    work()
-    best = float("inf")
-    for _ in range(repeats):
-        start = clock()
-        work()
-        best = min(best, clock() - start)
-    return best
-
-
 def measure(repeats: int = REPEATS) -> Pace:
     """Time both pieces of work on this machine, now."""
     values = np.linspace(0.0, 1.0, 2**22)
@@ -65,9 +47,14 @@ def measure(repeats: int = REPEATS) -> Pace:
     )
 
 
+def milliseconds(pace: Pace) -> str:
+    """Both times, as ``make bench``'s machine line prints them."""
+    return f"{pace.python_ms:.1f} ms (Python) and {pace.numpy_ms:.1f} ms (numpy)"
+
+
 def describe(pace: Pace) -> str:
-    """The pace in words, as the lane table and ``make bench`` print it."""
-    return f"pace {pace.python_ms:.1f} ms (Python) and {pace.numpy_ms:.1f} ms (numpy), `benchmarks/pace.py`"
+    """The pace in words, as the lane table prints it."""
+    return f"pace {milliseconds(pace)}, `benchmarks/pace.py`"
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import math
 import pytest
 
 from benchmarks import pace
+from benchmarks.common import best_time
 from tools import lane_times
 
 
@@ -15,13 +16,13 @@ def test_the_best_time_is_the_shortest_timed_call_after_an_untimed_one():
     calls = []
     # The clock reads 0, 5 | 10, 13 | 20, 24: the timed calls take 5, 3 and 4 "seconds".
     ticks = iter([0.0, 5.0, 10.0, 13.0, 20.0, 24.0])
-    assert pace.best_time(lambda: calls.append(1), repeats=3, clock=lambda: next(ticks)) == 3.0
+    assert best_time(lambda: calls.append(1), repeats=3, clock=lambda: next(ticks)) == 3.0
     assert len(calls) == 4, "one untimed call, then three timed ones"
 
 
 def test_repeats_below_one_are_refused():
     with pytest.raises(ValueError, match="repeats must be at least 1, got 0"):
-        pace.best_time(lambda: None, repeats=0)
+        best_time(lambda: None, repeats=0)
 
 
 def test_the_pace_in_words():
