@@ -10,7 +10,9 @@ program drives one IPython kernel with ``jupyter_client`` and
   ``KeyboardInterrupt``), or a kernel that dies (out of memory, ``os._exit``), is
   contained to its cell: the kernel is restarted, the cells before it run again
   without their outputs, and the notebook goes on with the next cell; a cell the
-  kernel never began (ipykernel 7 can lose a request under load) is run again;
+  kernel never began is run again (ipykernel 7.0 to 7.3 could leave a request unread
+  on its shell socket under load, ipython/ipykernel#1529, fixed in the 7.4.0 pinned
+  here);
 * keeps at most ``TEXT_BYTES`` of text and ``DATA_BYTES`` of other output
   per cell (the rest is counted and dropped, with one line saying so), while the
   grading records a hidden test displays
@@ -210,7 +212,7 @@ class _Runner:
     ) -> str:
         """Run ``source``; its status: "ok", "error", "timeout" (stopped when interrupted),
         "hung" (ran on after the interrupt), "dead" (the kernel died) or "lost" (the kernel
-        never began it: ipykernel 7 can lose a request under load and then sit idle).
+        never began it: ipykernel 7.0 to 7.3 could lose a request under load and then sit idle).
 
         The cell is done at the kernel's "idle" on IOPub, or, should that message be lost (a
         PUB socket drops messages for a reader that falls behind, as one can on a busy machine),

@@ -248,7 +248,8 @@ def _what_went_wrong(course: Path, student: str, printed: str = "") -> str:
     for index, cell in enumerate(json.loads(path.read_text())["cells"]):
         for output in cell.get("outputs", []):
             text = output.get("text", "") if output.get("output_type") == "stream" else ""
-            if output.get("output_type") == "error" or "limit" in text or "Kernel" in text:
+            text = "".join(text) if isinstance(text, list) else text  # nbformat writes a list of lines
+            if output.get("output_type") == "error" or "[grader]" in text or "Kernel" in text:
                 what = f"{output.get('ename', '')}: {output.get('evalue', '')}" if "ename" in output else text
                 grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
                 lines.append(f"cell {index} {grade_id}: {what.strip()[:300]}")

@@ -243,9 +243,10 @@ def test_without_namespaces_a_user_of_its_own_keeps_the_grader_s_files(tmp_path)
 
 
 def test_a_cell_the_kernel_never_began_is_run_again_in_a_fresh_kernel(monkeypatch, tmp_path):
-    """ipykernel 7 can lose an execute request under load and sit idle (seen once in about 15
-    submissions graded two at a time): such a cell is run again after the kernel is restarted
-    and the cells above it are run again, so the answer it holds still counts."""
+    """ipykernel 7.0 to 7.3 could lose an execute request under load and sit idle (seen once
+    in about 15 submissions graded two at a time; fixed in 7.4.0, ipython/ipykernel#1529): such
+    a cell is run again after the kernel is restarted and the cells above it are run again, so
+    the answer it holds still counts."""
     from posenc_helpers.grading import runner
 
     real, lost = runner._Runner.execute, []
