@@ -4,10 +4,11 @@
 The lanes are the prerequisites of the Makefile's ``_test-parallel``, read from the
 Makefile, run as ``make test`` runs them: ``TEST_JOBS`` at a time in the Makefile's order
 (the longest first), each by its own make target, chapter 11's runs shared through a
-fresh ``_build/lab-test-cache``. Every pytest a lane starts writes a junit report
-(``PYTEST_ADDOPTS``); a lane's time is that pytest's own total, the build before it left
-out (the row says "+ the build"); a lane that runs no pytest (``audit``, ``lint``) is
-timed whole. Nothing is written when a lane fails: its log is in ``_build/lane-times``.
+fresh ``_build/lab-test-cache``. A lane's tests and time are the sums over every pytest
+it starts (the book's lane starts four: the browser, the editions, the EPUB, the archive),
+read from each one's closing summary line in the lane's log (:func:`read_summaries`); the
+builds between them are left out (the row says "+ the build"); a lane that runs no pytest
+(``audit``, ``lint``) is timed whole. Nothing is written when a lane fails: its log is in ``_build/lane-times``.
 
 The table and the paragraph above it sit between two markers and are rewritten whole;
 ``tests/tooling/test_lane_times.py`` holds the committed table to the format written
@@ -34,7 +35,6 @@ import subprocess
 import sys
 import textwrap
 import time
-import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +46,7 @@ __all__ = [
     "Measured",
     "Table",
     "makefile_lanes",
-    "read_junit",
+    "read_summaries",
     "run_lane",
     "measure",
     "table_of",
@@ -69,7 +69,8 @@ END = "<!-- /lane-times -->"
 HEADER = "| lane (`make` target) | what | tests | time |\n|---|---|---|---|"
 #: What each lane of ``_test-parallel`` checks (a test keeps it to the Makefile's lanes).
 WHAT = {
-    "_book-then-browser": "the book (`-W -n`), then every page in Chromium and JupyterLab",
+    "_book-then-browser": "the book (`-W -n`), then every page in Chromium and JupyterLab; the editions, the "
+    "EPUB and the archive",
     "test-notebooks-native": "nbval strict, every chapter (chapter 11 trains its live models into the shared store)",
     "test-notebooks-portable": "nbval strict under the portable profile (reads chapter 11's models from the store)",
     "test-course": "every chapter's release and source run, nbgrader and otter grade hostile and honest "
@@ -143,11 +144,30 @@ def makefile_lanes(makefile: Path = ROOT / "Makefile") -> list[str]:
     return found.group(1).split()
 
 
-def read_junit(path: Path) -> tuple[int, float]:
-    """The number of tests and pytest's own total seconds in a junit report."""
-    root = ET.parse(path).getroot()
-    suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
-    return sum(int(s.get("tests", 0)) for s in suites), sum(float(s.get("time", 0.0)) for s in suites)
+#: pytest's closing summary line, as ``-q`` prints it or between rules of "=":
+#: ``2 failed, 98 passed, 1 skipped, 3 warnings in 2615.18s (0:43:35)``.
+_SUMMARY = re.compile(
+    r"^(?:=+ )?(?P<counts>\d+ [a-z]+(?:, \d+ [a-z]+)*) in (?P<seconds>[\d.]+)s(?: \([\d:]+\))?(?: =+)?$"
+)
+#: What the summary counts that is a test (warnings and deselected ones are not).
+_TEST_OUTCOMES = frozenset({"passed", "failed", "skipped", "xfailed", "xpassed", "error", "errors"})
+
+
+def read_summaries(log: str) -> tuple[int, float] | None:
+    """The tests and seconds summed over every pytest summary line of a lane's ``log``; None
+    when it holds none. A lane may start several pytest runs, each with its own summary (a
+    junit report, which each run writes over the one before it, would keep only the last)."""
+    tests, seconds, found = 0, 0.0, False
+    for line in log.splitlines():
+        summary = _SUMMARY.match(line.strip())
+        if summary is None:
+            continue
+        found = True
+        seconds += float(summary.group("seconds"))
+        for count in summary.group("counts").split(", "):
+            number, outcome = count.split(" ")
+            tests += int(number) if outcome in _TEST_OUTCOMES else 0
+    return (tests, seconds) if found else None
 
 
 MAKE = ("make", "--no-print-directory")
@@ -186,16 +206,12 @@ def _in_group(command: list[str], group: Path | None) -> list[str]:
 
 def run_lane(lane: str, logs: Path, env: dict[str, str], make: tuple[str, ...] = MAKE) -> Measured:
     """Run one lane's make target, its output in ``logs/LANE.log``; raise if it fails."""
-    report = logs / f"{lane}.xml"
-    report.unlink(missing_ok=True)
-    addopts = f"{env.get('PYTEST_ADDOPTS', '')} --junitxml={report}".strip()
     group = cpu_group(f"posenc-lane-times-{os.getpid()}-{lane}")
     start = time.monotonic()
     try:
         with (logs / f"{lane}.log").open("w") as log:
             done = subprocess.run(
-                _in_group([*make, lane], group), cwd=ROOT, env={**env, "PYTEST_ADDOPTS": addopts},
-                stdout=log, stderr=log,
+                _in_group([*make, lane], group), cwd=ROOT, env=env, stdout=log, stderr=log
             )  # fmt: skip
         wall = time.monotonic() - start
         cpu = None if group is None else int((group / "cpuacct.usage").read_text()) / 1e9
@@ -205,10 +221,10 @@ def run_lane(lane: str, logs: Path, env: dict[str, str], make: tuple[str, ...] =
                 group.rmdir()
     if done.returncode != 0:
         raise RuntimeError(f"lane {lane} failed (exit {done.returncode}): see {logs / f'{lane}.log'}")
-    if not report.is_file():
+    summed = read_summaries((logs / f"{lane}.log").read_text(errors="replace"))
+    if summed is None:
         return Measured(lane, wall, cpu_seconds=cpu)
-    tests, seconds = read_junit(report)
-    return Measured(lane, wall, tests, seconds, cpu)
+    return Measured(lane, wall, *summed, cpu)
 
 
 def measure(lanes: list[str], jobs: int, make: tuple[str, ...] = MAKE) -> list[Measured]:
