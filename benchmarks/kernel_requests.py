@@ -6,8 +6,9 @@ on the kernel's shell socket while it sent a reply on the same socket (the socke
 edge-triggered read event was consumed by the send): the kernel sat idle and the cell never
 began (ipython/ipykernel#1529, fixed in 7.4.0). The runner calls such a cell "lost",
 restarts the kernel and runs the cells above it again, at most ``MAX_RESTARTS`` times; a
-submission that loses more than that many cells loses its later answers too, which is how
-an honest notebook scored 2 of 7 in CI on 2026-11-29 (ipykernel 7.3.0).
+submission that loses more than that many cells loses its later answers too: the likely way
+an honest notebook scored 2 of 7 in CI on 2026-11-29 (ipykernel 7.3.0; reproduced under load,
+CI's own notes not kept).
 
 This script sends ``--cells`` one-line cells (``x = i; print(x)``) to one kernel driven by
 the runner's own code, outside the sandbox, while ``--busy`` processes spin on the CPU

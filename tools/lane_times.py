@@ -8,7 +8,8 @@ fresh ``_build/lab-test-cache``. A lane's tests and time are the sums over every
 it starts (the book's lane starts four: the browser, the editions, the EPUB, the archive),
 read from each one's closing summary line in the lane's log (:func:`read_summaries`); the
 builds between them are left out (the row says "+ the build"); a lane that runs no pytest
-(``audit``, ``lint``) is timed whole. Nothing is written when a lane fails: its log is in ``_build/lane-times``.
+(``audit``, ``lint``) is timed whole. Nothing is written when a lane fails: its log is in
+``_build/lane-times``.
 
 The table and the paragraph above it sit between two markers and are rewritten whole;
 ``tests/tooling/test_lane_times.py`` holds the committed table to the format written
@@ -210,9 +211,7 @@ def run_lane(lane: str, logs: Path, env: dict[str, str], make: tuple[str, ...] =
     start = time.monotonic()
     try:
         with (logs / f"{lane}.log").open("w") as log:
-            done = subprocess.run(
-                _in_group([*make, lane], group), cwd=ROOT, env=env, stdout=log, stderr=log
-            )  # fmt: skip
+            done = subprocess.run(_in_group([*make, lane], group), cwd=ROOT, env=env, stdout=log, stderr=log)
         wall = time.monotonic() - start
         cpu = None if group is None else int((group / "cpuacct.usage").read_text()) / 1e9
     finally:
