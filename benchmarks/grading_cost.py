@@ -66,37 +66,6 @@ ASSUMPTIONS = {
 METHOD = "cgroup v1: cpuacct.usage, memory.max_usage_in_bytes"
 
 
-def v1_folders(mountinfo: str, own: str, controllers: tuple[str, ...] = ("cpuacct", "memory")) -> dict[str, Path]:
-    """This process's group folder in each cgroup v1 hierarchy of ``controllers``.
-
-    ``mountinfo`` is the text of ``/proc/self/mountinfo``, ``own`` that of
-    ``/proc/self/cgroup``. A controller without a v1 hierarchy is left out.
-
-    Examples
-    --------
-    >>> mounts = "35 25 0:30 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct"
-    >>> v1_folders(mounts, "4:cpu,cpuacct:/job\\n0::/")
-    {'cpuacct': PosixPath('/sys/fs/cgroup/cpu,cpuacct/job')}
-    """
-    paths = {}
-    for line in own.splitlines():
-        _, names, path = line.split(":", 2)
-        for name in names.split(","):
-            paths[name] = path
-    found = {}
-    for line in mountinfo.splitlines():
-        head, _, tail = line.partition(" - ")
-        fields, rest = head.split(), tail.split()
-        if len(fields) < 5 or len(rest) < 3 or rest[0] != "cgroup":
-            continue
-        root, point, options = fields[3], fields[4], set(rest[2].split(","))
-        for controller in controllers:
-            if controller in options and controller in paths and controller not in found:
-                inside = os.path.relpath(paths[controller], root)
-                found[controller] = Path(point) / ("" if inside == "." else inside)
-    return {name: found[name] for name in controllers if name in found}
-
-
 class MeasurementGroup:
     """A control group on the ``cpuacct`` and ``memory`` hierarchies for one measured run.
 
@@ -114,7 +83,9 @@ class MeasurementGroup:
     @classmethod
     def make(cls, name: str) -> MeasurementGroup:
         """A new group ``name`` below this process's own, in both hierarchies (root only)."""
-        found = v1_folders(Path("/proc/self/mountinfo").read_text(), Path("/proc/self/cgroup").read_text())
+        found = cgroups.v1_folders(
+            Path("/proc/self/mountinfo").read_text(), Path("/proc/self/cgroup").read_text(), ("cpuacct", "memory")
+        )
         if set(found) != {"cpuacct", "memory"}:
             raise RuntimeError(
                 "the cost is measured on cgroup v1's cpuacct and memory hierarchies, which this machine "

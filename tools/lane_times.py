@@ -183,7 +183,7 @@ def cpu_group(name: str) -> Path | None:
     (:mod:`posenc_helpers.grading.cgroups`), never on ``cpuacct``; and no process waits for
     a sandbox's kernel, so ``getrusage`` of the lane would leave them out.
     """
-    from benchmarks.grading_cost import v1_folders
+    from posenc_helpers.grading.cgroups import v1_folders
 
     found = v1_folders(Path("/proc/self/mountinfo").read_text(), Path("/proc/self/cgroup").read_text(), ("cpuacct",))
     if "cpuacct" not in found:

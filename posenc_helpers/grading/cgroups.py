@@ -38,7 +38,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Budget", "Group", "available", "budget", "hierarchies"]
+__all__ = ["Budget", "Group", "available", "budget", "hierarchies", "v1_folders"]
 
 GROUP = "posenc-grading"
 CONTROLLERS = ("memory", "cpu", "pids")
@@ -173,13 +173,8 @@ def _mounts(mountinfo: str) -> list[tuple[str, str, str, set[str]]]:
     return out
 
 
-def hierarchies(mountinfo: str | None = None, own: str | None = None) -> tuple[int, dict[str, Path]] | None:
-    """Where this process's group is, per controller: ``(2, {"": folder})`` on a cgroup v2
-    machine whose unified hierarchy offers the controllers, ``(1, {"memory": folder, "cpu":
-    ..., "pids": ...})`` where they are v1 hierarchies, None where neither holds them all.
-    ``mountinfo`` and ``own`` (the text of ``/proc/self/cgroup``) are read when not given."""
-    mountinfo = Path("/proc/self/mountinfo").read_text() if mountinfo is None else mountinfo
-    own = Path("/proc/self/cgroup").read_text() if own is None else own
+def _own_paths(own: str) -> dict[str, str]:
+    """Each controller's group path in ``/proc/self/cgroup`` (``""`` for the unified hierarchy)."""
     paths: dict[str, str] = {}
     for line in own.splitlines():
         number, controllers, path = line.split(":", 2)
@@ -187,22 +182,51 @@ def hierarchies(mountinfo: str | None = None, own: str | None = None) -> tuple[i
             paths[""] = path
         for controller in controllers.split(","):
             paths[controller] = path
-    mounts = _mounts(mountinfo)
+    return paths
 
-    def folder(root: str, point: str, path: str) -> Path:
-        inside = os.path.relpath(path, root) if path.startswith(root) else path.lstrip("/")
-        return Path(point) / ("" if inside == "." else inside)
 
-    v1: dict[str, Path] = {}
-    for root, point, kind, options in mounts:
-        for controller in CONTROLLERS:
-            if kind == "cgroup" and controller in options and controller in paths:
-                v1[controller] = folder(root, point, paths[controller])
+def _folder(root: str, point: str, path: str) -> Path:
+    """The folder of group ``path`` in a hierarchy whose mount at ``point`` starts at ``root``."""
+    inside = os.path.relpath(path, root) if path.startswith(root) else path.lstrip("/")
+    return Path(point) / ("" if inside == "." else inside)
+
+
+def v1_folders(mountinfo: str, own: str, controllers: tuple[str, ...]) -> dict[str, Path]:
+    """This process's group folder in each cgroup v1 hierarchy of ``controllers``.
+
+    ``mountinfo`` is the text of ``/proc/self/mountinfo``, ``own`` that of
+    ``/proc/self/cgroup``. A controller without a v1 hierarchy is left out; the
+    benchmarks use this for the ``cpuacct`` hierarchy, which :func:`budget` does not touch.
+
+    Examples
+    --------
+    >>> mounts = "35 25 0:30 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct"
+    >>> v1_folders(mounts, "4:cpu,cpuacct:/job\\n0::/", ("cpuacct", "memory"))
+    {'cpuacct': PosixPath('/sys/fs/cgroup/cpu,cpuacct/job')}
+    """
+    paths = _own_paths(own)
+    found: dict[str, Path] = {}
+    for root, point, kind, options in _mounts(mountinfo):
+        for controller in controllers:
+            if kind == "cgroup" and controller in options and controller in paths and controller not in found:
+                found[controller] = _folder(root, point, paths[controller])
+    return {name: found[name] for name in controllers if name in found}
+
+
+def hierarchies(mountinfo: str | None = None, own: str | None = None) -> tuple[int, dict[str, Path]] | None:
+    """Where this process's group is, per controller: ``(2, {"": folder})`` on a cgroup v2
+    machine whose unified hierarchy offers the controllers, ``(1, {"memory": folder, "cpu":
+    ..., "pids": ...})`` where they are v1 hierarchies, None where neither holds them all.
+    ``mountinfo`` and ``own`` (the text of ``/proc/self/cgroup``) are read when not given."""
+    mountinfo = Path("/proc/self/mountinfo").read_text() if mountinfo is None else mountinfo
+    own = Path("/proc/self/cgroup").read_text() if own is None else own
+    v1 = v1_folders(mountinfo, own, CONTROLLERS)
     if set(v1) == set(CONTROLLERS):
         return 1, v1
-    for root, point, kind, _ in mounts:
+    paths = _own_paths(own)
+    for root, point, kind, _ in _mounts(mountinfo):
         if kind == "cgroup2" and "" in paths:
-            base = folder(root, point, paths[""])
+            base = _folder(root, point, paths[""])
             offered = set((Path(point) / "cgroup.controllers").read_text().split()) if Path(point).is_dir() else set()
             if set(CONTROLLERS) <= offered or os.environ.get("POSENC_CGROUP_PARENT"):
                 parent = os.environ.get("POSENC_CGROUP_PARENT")

@@ -566,6 +566,28 @@ def test_budget_refuses_bad_input():
         sandbox.run([sys.executable, "-c", "pass"], budget="yes")
 
 
+V1_MOUNTINFO = """\
+25 30 0:22 / /sys/fs/cgroup rw - tmpfs tmpfs rw
+27 25 0:24 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu
+28 25 0:25 / /sys/fs/cgroup/cpuacct rw - cgroup cgroup rw,cpuacct
+30 25 0:27 /outer /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory
+"""
+V1_OWN = "4:memory:/outer/job\n2:cpuacct:/\n1:cpu:/\n0::/\n"
+
+
+def test_the_v1_group_folders_are_read_from_the_mounts():
+    """The benchmarks' cpuacct and memory groups (cgroups.v1_folders), on a machine written by hand."""
+    # cpuacct at the hierarchy's root; memory's mount starts at /outer, so /outer/job is job below it
+    from posenc_helpers.grading.cgroups import v1_folders
+
+    assert v1_folders(V1_MOUNTINFO, V1_OWN, ("cpuacct", "memory")) == {
+        "cpuacct": Path("/sys/fs/cgroup/cpuacct"),
+        "memory": Path("/sys/fs/cgroup/memory/job"),
+    }
+    assert v1_folders("31 25 0:28 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw", "0::/job\n", ("cpuacct",)) == {}
+    assert v1_folders(V1_MOUNTINFO, V1_OWN, ("pids",)) == {}  # no pids hierarchy mounted
+
+
 def test_the_cgroup_hierarchies_are_read_as_the_kernel_writes_them(tmp_path):
     """Two machines written by hand: a cgroup v1 one (this project's CI: memory, cpu and pids as
     v1 hierarchies, the memory group nested) and a cgroup v2 one (one unified hierarchy)."""
