@@ -204,6 +204,13 @@ def v1_folders(mountinfo: str, own: str, controllers: tuple[str, ...]) -> dict[s
     >>> v1_folders(mounts, "4:cpu,cpuacct:/job\\n0::/", ("cpuacct", "memory"))
     {'cpuacct': PosixPath('/sys/fs/cgroup/cpu,cpuacct/job')}
     """
+    for name, text in (("mountinfo", mountinfo), ("own", own)):
+        if not isinstance(text, str):
+            raise TypeError(f"{name} must be the text of a /proc file (str); got {type(text).__name__}")
+    if not isinstance(controllers, tuple) or not all(isinstance(c, str) and c for c in controllers):
+        raise TypeError(f"controllers must be a tuple of controller names, such as ('cpuacct',); got {controllers!r}")
+    if any(line.count(":") < 2 for line in own.splitlines()):
+        raise ValueError("own must hold lines of /proc/self/cgroup, each 'number:controllers:path'")
     paths = _own_paths(own)
     found: dict[str, Path] = {}
     for root, point, kind, options in _mounts(mountinfo):

@@ -588,6 +588,23 @@ def test_the_v1_group_folders_are_read_from_the_mounts():
     assert v1_folders(V1_MOUNTINFO, V1_OWN, ("pids",)) == {}  # no pids hierarchy mounted
 
 
+@pytest.mark.parametrize(
+    ("mountinfo", "own", "controllers", "error", "named"),
+    [
+        (b"mounts", V1_OWN, ("cpuacct",), TypeError, "mountinfo"),
+        (V1_MOUNTINFO, None, ("cpuacct",), TypeError, "own"),
+        (V1_MOUNTINFO, V1_OWN, "cpuacct", TypeError, "controllers"),
+        (V1_MOUNTINFO, V1_OWN, ("",), TypeError, "controllers"),
+        (V1_MOUNTINFO, "memory /job\n", ("memory",), ValueError, "own"),
+    ],
+)
+def test_v1_folders_refuses_bad_input_by_name(mountinfo, own, controllers, error, named):
+    from posenc_helpers.grading.cgroups import v1_folders
+
+    with pytest.raises(error, match=f"^{named} must"):
+        v1_folders(mountinfo, own, controllers)
+
+
 def test_the_cgroup_hierarchies_are_read_as_the_kernel_writes_them(tmp_path):
     """Two machines written by hand: a cgroup v1 one (this project's CI: memory, cpu and pids as
     v1 hierarchies, the memory group nested) and a cgroup v2 one (one unified hierarchy)."""
